@@ -1,0 +1,31 @@
+# Two entry points (see README): `make demo` indexes the Python standard library of this machine
+# and searches it; `make test` runs the test suite. Both create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_HOME ?= $(CURDIR)/.hermes-demo
+STDLIB := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['stdlib'])")
+
+.PHONY: install install-dev demo test clean-demo
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[workspace]'
+
+install-dev: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[workspace,dev]'
+
+demo: install
+	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace roots add $(STDLIB) --recursive
+	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace index
+	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace --human search json decoder --limit 3
+	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace search read_file --limit 2
+
+test: install-dev
+	$(BIN)/python -m pytest
+
+clean-demo:
+	rm -rf $(DEMO_HOME)

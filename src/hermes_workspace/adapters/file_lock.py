@@ -1,0 +1,59 @@
+"""``FileIndexLock``: one index run per workspace, across processes, with the filelock library."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from hermes_workspace.domain.errors import IndexBusyError, StoreError
+
+
+class FileIndexLock:
+    """An :class:`~hermes_workspace.domain.ports.IndexLock` on ``path`` (an OS-level lock that
+    the kernel releases if the holder dies, so a crash never leaves the workspace locked).
+
+    ``wait_seconds`` is how long a second run waits before giving up (0: fail at once).
+    """
+
+    def __init__(self, path: Path, *, wait_seconds: float = 0.0) -> None:
+        self.path = path
+        self.wait_seconds = wait_seconds
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Hold the lock for the duration of the ``with`` block.
+
+        Raises:
+            IndexBusyError: another process (or thread) holds it.
+            StoreError: the lock file cannot be created.
+        """
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create {self.path.parent}: {exc}") from exc
+        lock = FileLock(str(self.path), thread_local=False, is_singleton=False)
+        try:
+            lock.acquire(timeout=self.wait_seconds)
+        except Timeout:
+            raise IndexBusyError(
+                f"another index run is in progress on this workspace (lock: {self.path})"
+            ) from None
+        except OSError as exc:
+            raise StoreError(f"cannot lock {self.path}: {exc}") from exc
+        try:
+            _write_owner(self.path)
+            yield
+        finally:
+            lock.release()
+
+
+def _write_owner(path: Path) -> None:
+    try:
+        with open(path, "w", encoding="ascii") as handle:  # noqa: PTH123 - same file the lock holds
+            handle.write(f"{os.getpid()}\n")
+    except OSError:
+        pass

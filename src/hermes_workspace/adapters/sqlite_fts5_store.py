@@ -1,0 +1,678 @@
+"""The SQLite FTS5 index store: files and chunks in one SQLite file, BM25 search over them.
+
+Binding: ``apsw`` (not the standard ``sqlite3``), whose bundled SQLite has FTS5 with
+``contentless_delete`` and can load extensions such as sqlite-vec into the same file later.
+
+Schema (version :data:`SCHEMA_VERSION`, recorded in ``meta``)::
+
+    meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)              -- schema_version
+    files(id INTEGER PRIMARY KEY, abs_path TEXT UNIQUE, name,    -- name = basename, for --glob
+          root_path, content_hash, config_signature, size_bytes, mtime_ns,
+          modified_at, indexed_at, chunk_count)
+    chunks(id INTEGER PRIMARY KEY, file_id -> files(id) ON DELETE CASCADE, chunk_index, content,
+           token_count, start_line, end_line, start_char, end_char, section, kind,
+           UNIQUE(file_id, chunk_index))
+    chunks_fts USING fts5(content, section, path, content='', contentless_delete=1,
+                          tokenize='porter unicode61 remove_diacritics 2')   -- rowid = chunks.id
+    TRIGGER chunks_fts_delete AFTER DELETE ON chunks  -- drops the FTS row, also on cascade
+
+The FTS table is contentless (text lives once, in ``chunks.content``); ``bm25()`` needs only the
+per-row token counts FTS5 keeps anyway. Its ``path`` column holds the words of the file's path
+relative to its root (directories and stem: ``json/decoder.py`` -> ``json decoder``), so a query
+naming a module finds it.
+
+Concurrency: WAL journal, ``synchronous=NORMAL``, a busy timeout on every connection. Each
+:meth:`SqliteFts5Store.replace_file` is one ``BEGIN IMMEDIATE`` transaction, so a concurrent
+reader sees the old or the new version of a file, never a mix; a second writer waits up to the
+busy timeout for the first, then gets a :class:`StoreError`. A store object holds one connection
+and must not be used from two threads at once (use one store per thread).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path, PurePath
+from typing import Any, TypeVar
+
+import apsw
+
+from hermes_workspace.domain.errors import IndexNotFoundError, StoreError
+from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, StoreStatus
+from hermes_workspace.domain.query import Compound, Query
+
+__all__ = ["BM25_WEIGHTS", "SCHEMA_VERSION", "SqliteFts5Store", "compile_fts5_match"]
+
+SCHEMA_VERSION = 1
+"""Version of the layout below, stored as ``meta.schema_version``. A writer finding an older
+version drops and rebuilds the index (it is derived data); a reader refuses it."""
+
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+"""Porter stemming over Unicode 6.1 word rules with diacritics folded (``café`` = ``cafe``;
+combining marks are part of a token and folded away too, so NFC and NFD text match alike)."""
+
+BM25_WEIGHTS = (1.0, 2.0, 1.0)
+"""bm25() weights of the FTS columns ``content``, ``section``, ``path``.
+
+FTS5 multiplies each hit's term frequency by its column's weight and normalizes by the whole
+row's length, so a weight is "how many body mentions one mention here is worth":
+
+- ``content`` 1.0 is the anchor;
+- ``section`` 2.0: a heading or enclosing symbol naming the term says the chunk is *about* it,
+  stronger evidence than one passing mention, but not so strong that a heading alone beats a
+  chunk that discusses the term repeatedly (term frequency saturates at about 2-3 mentions);
+- ``path`` 1.0: the path words are repeated on every chunk of the file, so they lift all its
+  chunks equally; worth one body mention, enough to put ``json/decoder.py`` first for
+  ``json decoder`` when bodies tie, without drowning chunks that actually discuss the words.
+"""
+
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
+"""How long a connection waits for another one's lock before failing (milliseconds)."""
+
+_RECORD_BATCH = 500
+"""Rows fetched per query by :meth:`SqliteFts5Store.file_records` (bounded memory, and no cursor
+left open between yields, so callers may delete while iterating)."""
+
+_FILE_COLUMNS = (
+    "id, abs_path, root_path, content_hash, config_signature, size_bytes, mtime_ns, "
+    "modified_at, indexed_at, chunk_count"
+)
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS files (
+        id               INTEGER PRIMARY KEY,
+        abs_path         TEXT NOT NULL UNIQUE,
+        name             TEXT NOT NULL,
+        root_path        TEXT NOT NULL,
+        content_hash     TEXT NOT NULL,
+        config_signature TEXT NOT NULL,
+        size_bytes       INTEGER NOT NULL,
+        mtime_ns         INTEGER NOT NULL,
+        modified_at      TEXT NOT NULL,
+        indexed_at       TEXT NOT NULL,
+        chunk_count      INTEGER NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE IF NOT EXISTS chunks (
+        id          INTEGER PRIMARY KEY,
+        file_id     INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        chunk_index INTEGER NOT NULL,
+        content     TEXT NOT NULL,
+        token_count INTEGER NOT NULL,
+        start_line  INTEGER NOT NULL,
+        end_line    INTEGER NOT NULL,
+        start_char  INTEGER NOT NULL,
+        end_char    INTEGER NOT NULL,
+        section     TEXT,
+        kind        TEXT NOT NULL,
+        UNIQUE (file_id, chunk_index)
+    )""",
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+        content, section, path,
+        content = '', contentless_delete = 1,
+        tokenize = '{FTS_TOKENIZER}'
+    )""",
+    """CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        DELETE FROM chunks_fts WHERE rowid = old.id;
+    END""",
+)
+
+_DROP = (
+    "DROP TRIGGER IF EXISTS chunks_fts_delete",
+    "DROP TABLE IF EXISTS chunks_fts",
+    "DROP TABLE IF EXISTS chunks",
+    "DROP TABLE IF EXISTS files",
+)
+
+_UPSERT_FILE = """
+INSERT INTO files (abs_path, name, root_path, content_hash, config_signature, size_bytes,
+                   mtime_ns, modified_at, indexed_at, chunk_count)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (abs_path) DO UPDATE SET
+    name = excluded.name, root_path = excluded.root_path, content_hash = excluded.content_hash,
+    config_signature = excluded.config_signature, size_bytes = excluded.size_bytes,
+    mtime_ns = excluded.mtime_ns, modified_at = excluded.modified_at,
+    indexed_at = excluded.indexed_at, chunk_count = excluded.chunk_count
+RETURNING id
+"""
+
+_INSERT_CHUNK = """
+INSERT INTO chunks (id, file_id, chunk_index, content, token_count, start_line, end_line,
+                    start_char, end_char, section, kind)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+_INSERT_FTS = "INSERT INTO chunks_fts (rowid, content, section, path) VALUES (?, ?, ?, ?)"
+
+_TOUCH_FILE = """
+UPDATE files SET root_path = ?, content_hash = ?, config_signature = ?, size_bytes = ?,
+                 mtime_ns = ?, modified_at = ?, indexed_at = ?
+WHERE abs_path = ?
+"""
+
+_T = TypeVar("_T")
+
+
+def _quote(term: str) -> str:
+    """``term`` as an FTS5 string (a phrase): double-quoted, embedded ``"`` doubled, NUL turned
+    into a space (FTS5 reads the expression as a C string: a NUL would end it mid-quote)."""
+    return '"' + term.replace("\x00", " ").replace('"', '""') + '"'
+
+
+def compile_fts5_match(query: Query) -> str:
+    """Compile a domain :class:`Query` into an FTS5 ``MATCH`` expression (seed 000).
+
+    Every term is double-quoted (embedded ``"`` doubled), so no user text is ever read as FTS5
+    syntax: ``NOT``, ``NEAR``, ``section:``, ``*`` and parentheses are plain words. Single words
+    are OR-ed; a :class:`Compound` requires all its parts and rewards adjacency:
+    ``("a b" OR ("a" AND "b"))``; groups are OR-ed in input order. Example::
+
+        hermes-agent deployment  ->  ("hermes agent" OR ("hermes" AND "agent")) OR "deployment"
+
+    Returns ``""`` for a query with no usable term (callers must not run an empty MATCH).
+    Never raises. Empty or whitespace-only words (only possible in a hand-built Query) are left
+    out, and NUL characters become spaces.
+    """
+    parts: list[str] = []
+    for group in query.groups:
+        if isinstance(group, Compound):
+            words = [w for w in group.parts if w.strip()]
+            if len(words) == 1:
+                parts.append(_quote(words[0]))
+            elif words:
+                phrase = _quote(" ".join(words))
+                all_of = " AND ".join(_quote(w) for w in words)
+                parts.append(f"({phrase} OR ({all_of}))")
+        elif group.strip():
+            parts.append(_quote(group))
+    return " OR ".join(parts)
+
+
+def _path_words(path: Path, root: Path) -> str:
+    """The searchable words of a file path: its directories below ``root`` and its stem, joined
+    by ``/`` (the tokenizer splits them). With fewer than two parts below the root, the parent
+    directory's name is added so that ``json decoder`` still finds a flat root's ``decoder.py``."""
+    try:
+        rel: PurePath = path.relative_to(root)
+    except ValueError:
+        rel = PurePath(path.name)
+    parts = list(rel.parts)
+    if len(parts) < 2 and path.parent.name:
+        parts.insert(0, path.parent.name)
+    if parts:
+        parts[-1] = PurePath(parts[-1]).stem or parts[-1]
+    return "/".join(parts)
+
+
+class SqliteFts5Store:
+    """An :class:`~hermes_workspace.domain.ports.IndexStore` in one SQLite file (FTS5, BM25).
+
+    Args:
+        path: the database file (``<workspace>/.index/workspace.sqlite``).
+        readonly: open for search only. Never runs DDL or writes; the write methods raise
+            :class:`StoreError`.
+        busy_timeout_ms: how long to wait for another connection's lock (milliseconds) before
+            failing with :class:`StoreError`.
+
+    Raises (from the constructor):
+        IndexNotFoundError: ``readonly`` and the file does not exist.
+        StoreError: the file cannot be opened or created, is not a SQLite database, or (readonly)
+            has no index schema or another version of it; or (writer) was made by a newer
+            version, or holds other tables and no index schema.
+
+    Every public method raises :class:`StoreError` for any database failure (locked longer than the
+    busy timeout, disk full, corruption, store closed); no ``apsw`` exception escapes. The
+    connection is opened in the constructor; :meth:`close` releases it.
+    """
+
+    def __init__(self, path: Path, *, readonly: bool = False, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self.busy_timeout_ms = max(0, int(busy_timeout_ms))
+        self._conn: apsw.Connection | None = None
+        if readonly and not self.path.exists():
+            raise IndexNotFoundError(f"no index at {self.path}")
+        with self._translate("open"):
+            if not readonly:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+            conn = apsw.Connection(str(self.path), flags=flags)
+            self._conn = conn
+            try:
+                conn.set_busy_timeout(self.busy_timeout_ms)
+                if readonly:
+                    self._check_schema_readonly(conn)
+                else:
+                    self._configure_writer(conn)
+                    self._ensure_schema(conn)
+            except BaseException:
+                self._conn = None
+                conn.close()
+                raise
+
+    # -- connection setup -------------------------------------------------------------------
+
+    def _configure_writer(self, conn: apsw.Connection) -> None:
+        mode = conn.pragma("journal_mode", "wal")
+        if str(mode).lower() != "wal":
+            raise StoreError(
+                f"could not switch the index database {self.path} to WAL mode (got {mode!r})",
+                hint="Check that the index directory is on a local, writable file system.",
+            )
+        conn.pragma("synchronous", "NORMAL")
+        conn.pragma("foreign_keys", 1)
+        conn.pragma("temp_store", "MEMORY")
+        conn.pragma("cache_size", -16_384)  # KiB: 16 MiB keeps FTS5 segment merges in memory
+
+    def _check_schema_readonly(self, conn: apsw.Connection) -> None:
+        has_meta = conn.execute(
+            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        version = self._read_version(conn) if has_meta else None
+        if version != SCHEMA_VERSION:
+            if version is not None and version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the index {self.path} has schema version {version}, newer than this "
+                    f"hermes-workspace understands ({SCHEMA_VERSION})",
+                    hint="Upgrade hermes-workspace, or delete the .index directory and run "
+                    "`hermes-workspace index` to rebuild it.",
+                )
+            found = "no index schema" if version is None else f"schema version {version}"
+            raise StoreError(
+                f"the index {self.path} has {found} (expected version {SCHEMA_VERSION})",
+                hint="Run `hermes-workspace index` to build or upgrade the index.",
+            )
+
+    @staticmethod
+    def _read_version(conn: apsw.Connection) -> int | None:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            return None
+        try:
+            return int(row[0])
+        except (TypeError, ValueError):
+            return -1
+
+    def _ensure_schema(self, conn: apsw.Connection) -> None:
+        with self._write_transaction(conn):
+            tables = {
+                name
+                for (name,) in conn.execute(
+                    "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%'"
+                )
+            }
+            version = self._read_version(conn) if "meta" in tables else None
+            if version == SCHEMA_VERSION:
+                return
+            if version is not None and version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the index {self.path} was made by a newer hermes-workspace "
+                    f"(schema version {version}, this one knows {SCHEMA_VERSION})",
+                    hint="Upgrade hermes-workspace, or delete the .index directory to rebuild the index.",
+                )
+            if version is None and tables - {"meta"}:
+                raise StoreError(
+                    f"{self.path} is a SQLite database but not a hermes-workspace index",
+                    hint="Move that file away or point the workspace elsewhere; the index is "
+                    "created as <workspace>/.index/workspace.sqlite.",
+                )
+            if version is not None:  # an older layout: the index is derived data, rebuild it
+                for statement in _DROP:
+                    conn.execute(statement)
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+
+    @contextmanager
+    def _write_transaction(self, conn: apsw.Connection) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any error). IMMEDIATE takes the
+        write lock up front, so a busy writer is waited for (busy timeout) instead of failing on
+        a read-to-write lock upgrade."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException:
+            if not conn.get_autocommit():
+                conn.execute("ROLLBACK")
+            raise
+
+    # -- error translation ------------------------------------------------------------------
+
+    @contextmanager
+    def _translate(self, action: str) -> Iterator[None]:
+        """Turn apsw (and path encoding) exceptions into :class:`StoreError`."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except IndexNotFoundError:
+            raise
+        except (apsw.BusyError, apsw.LockedError) as exc:
+            raise StoreError(
+                f"the index database {self.path} stayed locked for more than "
+                f"{self.busy_timeout_ms} ms while trying to {action}",
+                hint="Another `hermes-workspace index` is probably running; wait for it to finish "
+                "and try again.",
+            ) from exc
+        except (apsw.CorruptError, apsw.NotADBError) as exc:
+            raise StoreError(
+                f"the index database {self.path} is damaged or not a SQLite database ({exc})",
+                hint=f"Delete {self.path} (and its -wal and -shm files) and run "
+                "`hermes-workspace index` to rebuild it.",
+            ) from exc
+        except (apsw.ConnectionClosedError, apsw.CursorClosedError) as exc:
+            raise StoreError(
+                f"the index store for {self.path} is closed",
+                hint="Open a new store; a closed one cannot be reused.",
+            ) from exc
+        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError, apsw.FullError, apsw.IOError) as exc:
+            raise StoreError(f"cannot {action} the index database {self.path}: {exc}") from exc
+        except apsw.Error as exc:
+            raise StoreError(f"index database error while trying to {action} ({self.path}): {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot {action} the index database {self.path}: {exc}") from exc
+        except UnicodeEncodeError as exc:
+            raise StoreError(
+                f"cannot {action}: text or path is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r})",
+                hint="A file name that is not valid UTF-8 cannot be indexed: rename the file, or add it "
+                "to .hermesignore.",
+            ) from exc
+
+    def _connection(self, action: str, *, write: bool = False) -> apsw.Connection:
+        if self._conn is None:
+            raise StoreError(
+                f"the index store for {self.path} is closed", hint="Open a new store; a closed one cannot be reused."
+            )
+        if write and self.readonly:
+            raise StoreError(
+                f"cannot {action}: the index store for {self.path} was opened read-only",
+                hint="Open the store without readonly=True to write.",
+            )
+        return self._conn
+
+    def _run(self, action: str, fn: Callable[[apsw.Connection], _T], *, write: bool = False) -> _T:
+        with self._translate(action):
+            return fn(self._connection(action, write=write))
+
+    # -- IndexStore -------------------------------------------------------------------------
+
+    def get_file(self, path: Path) -> FileRecord | None:
+        """The record of the file at absolute ``path``, or ``None`` (one lookup on a unique index).
+
+        Raises:
+            StoreError: the database failed or the store is closed.
+        """
+
+        def run(conn: apsw.Connection) -> FileRecord | None:
+            row = conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE abs_path = ?", (str(path),)).fetchone()
+            return None if row is None else _record(row)
+
+        return self._run("read a file record", run)
+
+    def file_records(self) -> Iterator[FileRecord]:
+        """Every indexed file's record, in insertion order, fetched :data:`_RECORD_BATCH` at a
+        time (memory stays bounded; deleting files while iterating is safe).
+
+        Raises (while iterating):
+            StoreError: the database failed or the store is closed.
+        """
+        last_id = 0
+        while True:
+            rows = self._run(
+                "list indexed files",
+                lambda conn: conn.execute(
+                    f"SELECT {_FILE_COLUMNS} FROM files WHERE id > ? ORDER BY id LIMIT ?",
+                    (last_id, _RECORD_BATCH),
+                ).fetchall(),
+            )
+            for row in rows:
+                yield _record(row)
+            if len(rows) < _RECORD_BATCH:
+                return
+            last_id = rows[-1][0]
+
+    def replace_file(self, record: FileRecord, chunks: Sequence[Chunk]) -> None:
+        """Replace everything stored for ``record.path`` with ``record`` and ``chunks`` in one
+        transaction (old chunks and FTS rows deleted, file row upserted, new chunks and FTS rows
+        inserted). ``chunk_count`` is set to ``len(chunks)`` whatever ``record`` says.
+
+        Raises:
+            StoreError: read-only store, lock held longer than the busy timeout, disk full,
+                duplicate chunk indexes, closed store...
+        """
+        abs_path = str(record.path)
+        path_words = _path_words(record.path, record.root)
+
+        def run(conn: apsw.Connection) -> None:
+            with self._write_transaction(conn):
+                old = conn.execute("SELECT id FROM files WHERE abs_path = ?", (abs_path,)).fetchone()
+                if old is not None:
+                    conn.execute("DELETE FROM chunks WHERE file_id = ?", (old[0],))  # trigger drops FTS rows
+                (file_id,) = conn.execute(
+                    _UPSERT_FILE,
+                    (
+                        abs_path,
+                        record.path.name,
+                        str(record.root),
+                        record.content_hash,
+                        record.config_signature,
+                        record.size,
+                        record.mtime_ns,
+                        record.modified_at,
+                        record.indexed_at,
+                        len(chunks),
+                    ),
+                ).fetchone()
+                if not chunks:
+                    return
+                (max_id,) = conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
+                ids = range(max_id + 1, max_id + 1 + len(chunks))
+                cursor = conn.cursor()
+                cursor.executemany(
+                    _INSERT_CHUNK,
+                    [
+                        (
+                            chunk_id,
+                            file_id,
+                            c.index,
+                            c.content,
+                            c.tokens,
+                            c.line_start,
+                            c.line_end,
+                            c.start_char,
+                            c.end_char,
+                            c.section,
+                            c.kind,
+                        )
+                        for chunk_id, c in zip(ids, chunks)
+                    ],
+                )
+                cursor.executemany(
+                    _INSERT_FTS,
+                    [(chunk_id, c.content, c.section, path_words) for chunk_id, c in zip(ids, chunks)],
+                )
+
+        self._run(f"store {abs_path}", run, write=True)
+
+    def touch_file(self, record: FileRecord) -> None:
+        """Update the stored record of an unchanged file (root, hashes, size, mtime, times);
+        its chunks and ``chunk_count`` stay.
+
+        Raises:
+            StoreError: the file is not indexed, or the database failed.
+        """
+
+        def run(conn: apsw.Connection) -> None:
+            conn.execute(
+                _TOUCH_FILE,
+                (
+                    str(record.root),
+                    record.content_hash,
+                    record.config_signature,
+                    record.size,
+                    record.mtime_ns,
+                    record.modified_at,
+                    record.indexed_at,
+                    str(record.path),
+                ),
+            )
+            if conn.changes() == 0:
+                raise StoreError(
+                    f"cannot update {record.path}: it is not indexed",
+                    hint="Index the file with replace_file before touching it.",
+                )
+
+        self._run(f"update {record.path}", run, write=True)
+
+    def delete_files(self, paths: Iterable[Path]) -> int:
+        """Remove ``paths`` with their chunks and FTS rows, in one transaction; returns how many
+        of them were indexed (unknown paths are ignored).
+
+        Raises:
+            StoreError: read-only store or database failure (nothing is deleted then).
+        """
+        keys = list(dict.fromkeys(str(p) for p in paths))
+        if not keys:
+            self._connection("delete files", write=True)
+            return 0
+
+        def run(conn: apsw.Connection) -> int:
+            deleted = 0
+            with self._write_transaction(conn):
+                for key in keys:
+                    conn.execute("DELETE FROM files WHERE abs_path = ?", (key,))  # cascades to chunks
+                    deleted += conn.changes()
+            return deleted
+
+        return self._run("delete files", run, write=True)
+
+    def search(
+        self,
+        query: Query,
+        *,
+        path_prefix: str | None = None,
+        glob: str | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        """Ranked hits, best first: ``score`` is the negated FTS5 ``bm25()`` with
+        :data:`BM25_WEIGHTS` (higher is better); ties are broken by path then chunk index.
+
+        ``path_prefix`` is a literal prefix of the absolute path (no wildcards); ``glob`` uses
+        SQLite GLOB semantics (``*``, ``?``, ``[...]``, case-sensitive) on the file name, or on the
+        absolute path when it contains ``/``. Both filter in SQL before the ``limit`` cut;
+        ``limit`` is clamped to at least 1. An empty query returns ``[]`` without touching the
+        database.
+
+        Raises:
+            StoreError: the database failed or the store is closed.
+        """
+        match = compile_fts5_match(query)
+        if not match:
+            return []
+        weights = ", ".join(repr(w) for w in BM25_WEIGHTS)
+        where = ["chunks_fts MATCH :match"]
+        params: dict[str, Any] = {"match": match, "limit": max(1, int(limit))}
+        if path_prefix:
+            where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
+            params["prefix"] = path_prefix
+        if glob:
+            where.append(f"{'f.abs_path' if '/' in glob else 'f.name'} GLOB :glob")
+            params["glob"] = glob
+        sql = f"""
+            SELECT f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index,
+                   bm25(chunks_fts, {weights}) AS bm, c.token_count, f.modified_at, c.content
+            FROM chunks_fts
+            JOIN chunks AS c ON c.id = chunks_fts.rowid
+            JOIN files AS f ON f.id = c.file_id
+            WHERE {" AND ".join(where)}
+            ORDER BY bm, f.abs_path, c.chunk_index
+            LIMIT :limit
+        """
+
+        def run(conn: apsw.Connection) -> list[SearchHit]:
+            return [
+                SearchHit(
+                    path=Path(abs_path),
+                    line_start=line_start,
+                    line_end=line_end,
+                    section=section,
+                    chunk_index=chunk_index,
+                    score=-bm if bm else 0.0,
+                    tokens=tokens,
+                    modified=modified,
+                    content=content,
+                )
+                for abs_path, line_start, line_end, section, chunk_index, bm, tokens, modified, content in conn.execute(
+                    sql, params
+                )
+            ]
+
+        return self._run("search", run)
+
+    def status(self) -> StoreStatus:
+        """Files and chunks indexed, and the bytes on disk of the database plus its ``-wal`` file.
+
+        Raises:
+            StoreError: the database failed or the store is closed.
+        """
+
+        def run(conn: apsw.Connection) -> StoreStatus:
+            (files,) = conn.execute("SELECT count(*) FROM files").fetchone()
+            (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+            size = 0
+            for suffix in ("", "-wal"):
+                try:
+                    size += os.stat(f"{self.path}{suffix}").st_size
+                except FileNotFoundError:
+                    pass
+            return StoreStatus(files=files, chunks=chunks, size_bytes=size)
+
+        return self._run("read the index status", run)
+
+    def close(self) -> None:
+        """Release the connection (a writer first runs ``PRAGMA optimize``). Idempotent; the
+        store is unusable afterwards (methods raise :class:`StoreError`)."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        with self._translate("close"):
+            try:
+                if not self.readonly:
+                    conn.pragma("optimize")
+            except apsw.Error:
+                pass  # best effort: an optimization must not keep the connection open
+            finally:
+                conn.close()
+
+    def __enter__(self) -> SqliteFts5Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._conn is None else ("readonly" if self.readonly else "writer")
+        return f"SqliteFts5Store({str(self.path)!r}, {state})"
+
+
+def _record(row: Sequence[Any]) -> FileRecord:
+    _, abs_path, root, content_hash, signature, size, mtime_ns, modified_at, indexed_at, chunk_count = row
+    return FileRecord(
+        path=Path(abs_path),
+        root=Path(root),
+        content_hash=content_hash,
+        config_signature=signature,
+        size=size,
+        mtime_ns=mtime_ns,
+        modified_at=modified_at,
+        indexed_at=indexed_at,
+        chunk_count=chunk_count,
+    )

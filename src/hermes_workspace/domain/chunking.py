@@ -1,0 +1,400 @@
+"""Chunking policy shared by every chunker: cut points -> :class:`Chunk` objects.
+
+A chunker adapter decides *where* a file may be cut (syntax tree, headings, paragraphs); this module
+decides what a chunk *is*, the same way for all of them:
+
+1. cut points move to the nearest line start, so that a chunk's line range holds exactly its text
+   and ``read_file(path, line_start, line_end)`` shows it whole (a cut inside a line that has no
+   line start near it, as in minified code, stays where it is);
+2. blank lines at a chunk's start and whitespace at its end are trimmed; empty chunks are dropped;
+3. each chunk but the first is extended backwards by ``overlap`` words of its predecessor, then to
+   the start of that line when that adds at most ``overlap`` more words (DESIGN.md §6: overlap is
+   applied after chunking, for all paths);
+4. ``section`` is found from the chunk's own start (before overlap): the markdown heading it sits
+   under, or the code definition it starts in.
+
+Words are maximal runs of non-whitespace characters (``str.split()``), the unit of ``chunk_size``.
+Offsets are characters (code points) of the ``str``; lines are 1-based and counted by ``\\n`` only.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import islice
+from typing import NamedTuple
+
+from hermes_workspace.domain.lines import LineIndex
+from hermes_workspace.domain.model import Chunk, ChunkKind
+
+POLICY_VERSION = 2
+"""Version of the rules in this module. Chunker signatures include it: bump it whenever a change
+here changes the chunks of some file, so that indexes built under the old rules are rebuilt."""
+
+MAX_SECTION_CHARS = 200
+"""Sections longer than this are cut (a heading is a title, not a paragraph)."""
+
+_BOM = "\ufeff"
+_WORD = re.compile(r"\S+")
+# ATX heading: 1-6 '#', then whitespace or the end of the line. A closing run of '#' counts only
+# after whitespace ("## C#" is titled "C#"); seven '#' make a paragraph.
+_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+# Lines that are not paragraph text, so that a '---'/'===' below is no setext underline: list
+# items and block quotes anywhere in the run of lines, indented code at its start.
+_LIST_OR_QUOTE = re.compile(r"^ {0,3}(?:(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)|>)")
+_INDENTED_CODE = re.compile(r"^(?: {4}|[ ]{0,3}\t)")
+_FRONT_MATTER = re.compile(r"^(---|\+\+\+)[ \t]*$")
+# A definition keyword must be followed by a name (or '<', '(', '*'...), so that assignments such
+# as `type = 1` or `record = fetch()` are not taken for definitions. Used with re.MULTILINE.
+_CODE_DEFINITION = re.compile(
+    r"^\ufeff?[ \t]*(?:(?:export|public|private|protected|internal|static|abstract|final|async|"
+    r"pub(?:\([^)\n]*\))?|default|override|open|unsafe|extern|sealed|data|inline|suspend|virtual|partial)[ \t]+)*"
+    r"(?:def|class|function|func|fn|impl|struct|enum|trait|interface|module|namespace|type|"
+    r"object|record|protocol|extension|macro_rules!|sub|procedure|"
+    r"(?i:create(?:[ \t]+or[ \t]+replace)?[ \t]+(?:table|view|function|index|procedure|trigger)))"
+    r"(?:[ \t]+[\w$*(\[<&'\"`@]|[<*])",
+    re.MULTILINE,
+)
+_CODE_PREAMBLE = re.compile(r"^[ \t]*(?:@|#|//|/\*|\*|--|;|\"\"\"|''')")
+_CLOSING_BRACKET = re.compile(r"[ \t]*[)\]]")
+
+
+def count_words(text: str) -> int:
+    """Number of words (runs of non-whitespace characters) in ``text``."""
+    return len(text.split())
+
+
+class Heading(NamedTuple):
+    """A markdown heading: ``offset`` of its line's first character, ``level`` 1-6, and ``text``
+    written in ATX form (``"## Rollback Procedures"``, whatever the source syntax)."""
+
+    offset: int
+    level: int
+    text: str
+
+
+def markdown_headings(text: str) -> list[Heading]:
+    """ATX (``## Title``) and setext (``Title`` over ``===``/``---``) headings in file order,
+    ignoring lines inside fenced code blocks (````` ``` ````` or ``~~~``) and a leading YAML/TOML
+    front matter block (``---``/``+++`` ... ``---``/``...``/``+++``). A byte-order mark at the
+    start of ``text`` is ignored."""
+    headings: list[Heading] = []
+    fence: str | None = None
+    offset = 0
+    previous: tuple[int, str] | None = None  # offset and text of the paragraph's first line
+    blocked = False  # the current run of lines holds a list item, quote or code: no setext
+    lines = text.split("\n")
+    skip = _front_matter_lines(lines)
+    for number, line in enumerate(lines):
+        stripped = line.rstrip("\r")
+        if number == 0 and stripped.startswith(_BOM):
+            stripped = stripped[1:]
+        if number < skip:
+            offset += len(line) + 1
+            continue
+        fence_match = _FENCE.match(stripped)
+        if fence is not None:
+            # A closing fence: the same character, at least as long, and nothing but spaces after.
+            if (
+                fence_match
+                and fence_match.group(1)[0] == fence[0]
+                and len(fence_match.group(1)) >= len(fence)
+                and not fence_match.group(2).strip()
+            ):
+                fence = None
+            previous, blocked = None, False
+        elif fence_match and not (fence_match.group(1)[0] == "`" and "`" in fence_match.group(2)):
+            fence = fence_match.group(1)
+            previous, blocked = None, False
+        else:
+            atx = _ATX_HEADING.match(stripped)
+            underline = _SETEXT_UNDERLINE.match(stripped)
+            if atx:
+                level = len(atx.group(1))
+                title = (atx.group(2) or "").strip()
+                if not title.strip("#"):
+                    title = ""  # "### ###" is an empty heading
+                headings.append(Heading(offset, level, _section_text(("#" * level + " " + title).rstrip())))
+                previous, blocked = None, False
+            elif underline and previous is not None and not blocked:
+                level = 1 if underline.group(1)[0] == "=" else 2
+                headings.append(Heading(previous[0], level, _section_text("#" * level + " " + previous[1])))
+                previous = None
+            elif _THEMATIC_BREAK.match(stripped):
+                previous, blocked = None, False
+            elif stripped.strip():
+                if _LIST_OR_QUOTE.match(stripped) or (previous is None and _INDENTED_CODE.match(stripped)):
+                    blocked = True
+                previous = (offset, stripped.strip()) if previous is None else previous
+            else:
+                previous, blocked = None, False
+        offset += len(line) + 1
+    return headings
+
+
+def _front_matter_lines(lines: list[str]) -> int:
+    """Number of leading lines forming a front matter block (0 if there is none)."""
+    if not lines:
+        return 0
+    first = lines[0].rstrip("\r").removeprefix(_BOM)
+    opener = _FRONT_MATTER.match(first)
+    if not opener:
+        return 0
+    closers = ("---", "...") if opener.group(1) == "---" else ("+++",)
+    for number in range(1, len(lines)):
+        if lines[number].rstrip("\r").rstrip(" \t") in closers:
+            return number + 1
+    return 0
+
+
+def markdown_sections(text: str) -> list[int]:
+    """Offsets where a heading line starts (excluding 0): the natural cut points of a markdown
+    file, from which :func:`merge_pieces` builds heading-aligned chunks."""
+    return [h.offset for h in markdown_headings(text) if h.offset > 0]
+
+
+def code_definitions(text: str) -> list[tuple[int, str]]:
+    """``(offset, line)`` of every line that starts a definition (``def``, ``class``, ``fn``,
+    ``function``, ``struct``...), by a language-agnostic pattern; decorators are not included.
+    ``offset`` is the line's first character; ``line`` is the stripped line, cut to
+    :data:`MAX_SECTION_CHARS` characters."""
+    found: list[tuple[int, str]] = []
+    for match in _CODE_DEFINITION.finditer(text):
+        start = match.start()
+        end = text.find("\n", start)
+        line = text[start : len(text) if end == -1 else end]
+        found.append((start, _section_text(line.strip().lstrip(_BOM).strip())))
+    return found
+
+
+def _enclosing_definition(
+    text: str, definitions: list[tuple[int, str]], starts: list[int], position: int
+) -> str | None:
+    """The innermost definition whose body holds the line at ``position``: the last definition
+    line above it such that every line of code in between (and the line itself) is indented
+    deeper than that definition line. Blank lines, comments, decorators and lines opening with
+    ``)`` or ``]`` (the end of a long signature) are ignored; a ``}`` at the definition's
+    indentation ends it. Scans upwards from ``position`` only as far as needed."""
+    i = bisect_right(starts, position) - 1
+    cursor = text.rfind("\n", 0, position) + 1  # start of the line being examined
+    min_indent: int | None = None  # smallest indentation of code lines seen so far
+    while i >= 0:
+        definition_start = starts[i]
+        while cursor > definition_start:
+            end = text.find("\n", cursor)
+            line = text[cursor : len(text) if end == -1 else end]
+            body = line.lstrip(" \t")
+            if body.strip() and not _CODE_PREAMBLE.match(line) and not _CLOSING_BRACKET.match(line):
+                indent = len(line) - len(body)
+                min_indent = indent if min_indent is None else min(min_indent, indent)
+                if min_indent == 0:
+                    return None  # a line at column 0 ends every definition above it
+            cursor = text.rfind("\n", 0, cursor - 1) + 1
+        line_end = text.find("\n", definition_start)
+        line = text[definition_start : len(text) if line_end == -1 else line_end].lstrip(_BOM)
+        definition_indent = len(line) - len(line.lstrip(" \t"))
+        if min_indent is None or min_indent > definition_indent:
+            return definitions[i][1]
+        i -= 1
+    return None
+
+
+def merge_pieces(
+    text: str,
+    cuts: Sequence[int],
+    chunk_size: int,
+    split_large: Callable[[int, int], list[int]],
+) -> list[int]:
+    """Greedy packing of the pieces between ``cuts`` into chunks of at most ``chunk_size`` words.
+
+    ``cuts`` are candidate cut offsets (sorted, inside the text). Consecutive pieces are joined while
+    the total stays within ``chunk_size``; a piece larger than ``chunk_size`` is cut further by
+    ``split_large(start, end)``, which returns cut offsets strictly inside ``(start, end)``.
+    Returns the chosen cut offsets, sorted.
+    """
+    bounds = [0, *[c for c in cuts if 0 < c < len(text)], len(text)]
+    chosen: list[int] = []
+    current_words = 0
+    for start, end in zip(bounds, bounds[1:]):
+        if start >= end:
+            continue
+        words = count_words(text[start:end])
+        if words > chunk_size:
+            if start > 0:
+                chosen.append(start)
+            chosen.extend(c for c in split_large(start, end) if start < c < end)
+            chosen.append(end)
+            current_words = 0
+        elif current_words and current_words + words > chunk_size:
+            chosen.append(start)
+            current_words = words
+        else:
+            current_words += words
+    return sorted({c for c in chosen if 0 < c < len(text)})
+
+
+def build_chunks(
+    text: str,
+    cuts: Sequence[int],
+    *,
+    kind: ChunkKind,
+    overlap: int,
+    lines: LineIndex | None = None,
+    section_at: Callable[[int], str | None] | None = None,
+) -> list[Chunk]:
+    """Turn cut offsets into chunks following the four rules of this module.
+
+    Args:
+        text: the whole decoded file.
+        cuts: offsets where a chunk may end and the next begin (any order; out-of-range ignored).
+        kind: recorded on every chunk.
+        overlap: words of the previous chunk repeated at the start of each chunk (>= 0).
+        lines: a :class:`LineIndex` of ``text`` if the caller has one.
+        section_at: maps a chunk's own start offset to its section; default
+            :func:`section_finder` for ``kind``.
+
+    Returns:
+        Chunks in file order with consecutive ``index`` from 0; ``[]`` for whitespace-only text.
+    """
+    lines = lines or LineIndex(text)
+    section_at = section_at or section_finder(text, kind)
+    cores = _core_spans(text, _snap_cuts(text, cuts, lines), lines)
+    chunks: list[Chunk] = []
+    previous_core_start = 0
+    for i, (core_start, end) in enumerate(cores):
+        start = core_start
+        if i > 0 and overlap > 0:
+            start = _overlap_start(text, previous_core_start, core_start, overlap, lines)
+        content = text[start:end]
+        line_start, line_end = lines.span(start, end)
+        chunks.append(
+            Chunk(
+                index=i,
+                content=content,
+                start_char=start,
+                end_char=end,
+                line_start=line_start,
+                line_end=line_end,
+                tokens=count_words(content),
+                kind=kind,
+                section=section_at(core_start),
+            )
+        )
+        previous_core_start = core_start
+    return chunks
+
+
+def section_finder(text: str, kind: ChunkKind) -> Callable[[int], str | None]:
+    """A function from a chunk's start offset to its section for ``kind``: the last markdown
+    heading at or before the first non-blank line (else the first heading after it), the
+    innermost code definition enclosing the first line of code (after comments and decorators),
+    or ``None`` for plain text and for code outside any definition."""
+    if kind == "markdown":
+        headings = markdown_headings(text)
+        return lambda offset: _last_at_or_before([(h.offset, h.text) for h in headings], offset, fallback_next=True)
+    if kind == "code":
+        definitions = code_definitions(text)
+        starts = [offset for offset, _ in definitions]
+
+        def code_section(offset: int) -> str | None:
+            return _enclosing_definition(text, definitions, starts, _first_code_line(text, offset))
+
+        return code_section
+    return lambda offset: None
+
+
+def _last_at_or_before(items: list[tuple[int, str]], offset: int, *, fallback_next: bool) -> str | None:
+    found: str | None = None
+    for item_offset, value in items:
+        if item_offset <= offset:
+            found = value
+        else:
+            if found is None and fallback_next:
+                return value
+            break
+    return found
+
+
+def _first_code_line(text: str, offset: int) -> int:
+    """Offset of the first line at or after ``offset`` that is neither blank, a comment nor a
+    decorator, so that a chunk starting with ``@decorator`` belongs to the function below it."""
+    pos = offset
+    limit = len(text)
+    while pos < limit:
+        end = text.find("\n", pos)
+        end = limit if end == -1 else end
+        line = text[pos:end]
+        if line.strip() and not _CODE_PREAMBLE.match(line):
+            return pos
+        pos = end + 1
+    return offset
+
+
+def _section_text(value: str) -> str:
+    return value if len(value) <= MAX_SECTION_CHARS else value[: MAX_SECTION_CHARS - 1] + "…"
+
+
+def _snap_cuts(text: str, cuts: Sequence[int], lines: LineIndex) -> list[int]:
+    """Move each cut to the nearer of the line starts around it, keeping cuts strictly increasing;
+    a cut with no usable line start between its neighbours stays put."""
+    raw = sorted({c for c in cuts if 0 < c < len(text)})
+    snapped: list[int] = []
+    for i, cut in enumerate(raw):
+        lower = snapped[-1] if snapped else 0
+        upper = raw[i + 1] if i + 1 < len(raw) else len(text)
+        if text[cut - 1] == "\n":
+            candidate = cut
+        else:
+            before = lines.start_of_line_containing(cut)
+            after_nl = text.find("\n", cut)
+            after = after_nl + 1 if after_nl != -1 else -1
+            options = [p for p in (before, after) if lower < p < upper]
+            candidate = min(options, key=lambda p: abs(p - cut)) if options else cut
+        if lower < candidate < len(text):
+            snapped.append(candidate)
+    return snapped
+
+
+def _core_spans(text: str, cuts: list[int], lines: LineIndex) -> list[tuple[int, int]]:
+    """Spans between cuts with blank leading lines and trailing whitespace removed; empty spans
+    are dropped."""
+    spans: list[tuple[int, int]] = []
+    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+        segment = text[start:end]
+        stripped_end = start + len(segment.rstrip())
+        if stripped_end <= start:
+            continue
+        first_visible = start + (len(segment) - len(segment.lstrip()))
+        line_start = lines.start_of_line_containing(first_visible)
+        spans.append((max(start, line_start), stripped_end))
+    return spans
+
+
+def _overlap_start(text: str, previous_start: int, start: int, overlap: int, lines: LineIndex) -> int:
+    """Offset ``overlap`` words before ``start`` (not before ``previous_start``), moved back to
+    its line start when that stays inside the previous chunk and adds at most ``overlap`` words
+    (a long line, as in minified code or unwrapped prose, keeps the cut inside the line)."""
+    window_start = previous_start
+    # Only the tail of the previous chunk matters: look at a window large enough for `overlap`
+    # words of any reasonable length before scanning the whole chunk.
+    window = max(64, overlap * 16)
+    while True:
+        lo = max(window_start, start - window)
+        words = [m.start() for m in _WORD.finditer(text, lo, start)]
+        if lo > window_start and words and words[0] == lo and not text[lo - 1].isspace():
+            words.pop(0)  # the window began inside a word: not a word start
+        if len(words) >= overlap or lo == window_start:
+            break
+        window *= 4
+    if not words:
+        return start
+    candidate = words[-overlap] if len(words) >= overlap else words[0]
+    line_start = lines.start_of_line_containing(candidate)
+    if line_start < previous_start or line_start == candidate:
+        return candidate
+    extra = sum(1 for _ in islice(_WORD.finditer(text, line_start, candidate), overlap + 1))
+    return line_start if extra <= overlap else candidate

@@ -1,0 +1,131 @@
+"""Defaults, well-known names and the built-in rule sets. Standard library only."""
+
+from __future__ import annotations
+
+HERMES_HOME_ENV = "HERMES_HOME"
+"""Environment variable naming the Hermes home directory (default ``~/.hermes``)."""
+
+DEFAULT_HOME_DIRNAME = ".hermes"
+CONFIG_FILENAME = "config.yaml"
+WORKSPACE_DIRNAME = "workspace"
+INDEX_DIRNAME = ".index"
+INDEX_FILENAME = "workspace.sqlite"
+LOCK_FILENAME = "index.lock"
+LOGS_DIRNAME = "logs"
+LOG_FILENAME = "workspace.log"
+IGNORE_FILENAME = ".hermesignore"
+GITIGNORE_FILENAME = ".gitignore"
+
+WORKSPACE_SUBDIRS = ("docs", "notes", "data", "code", "uploads", "media")
+"""Seed 000: folders created in the primary workspace when ``workspace.enabled`` is true."""
+
+DEFAULT_CHUNK_SIZE = 512
+"""Words per chunk (seed 000)."""
+DEFAULT_OVERLAP = 80
+"""Words shared by adjacent chunks of one file (seed 000)."""
+DEFAULT_THRESHOLD = DEFAULT_CHUNK_SIZE
+"""Files of at most this many words are stored as one chunk. Seed 000 says 16,000; DESIGN.md §6
+sets it to ``chunk_size`` so that line ranges point somewhere useful in long files."""
+DEFAULT_MAX_FILE_MB = 10.0
+DEFAULT_SEARCH_LIMIT = 20
+
+MAX_QUERY_TERMS = 64
+"""Distinct query terms kept after normalization; longer queries are cut (a pasted page of text
+would otherwise compile to a MATCH of thousands of OR-ed phrases)."""
+MIN_TERM_CHARS = 2
+"""Seed 000: query tokens shorter than this are dropped."""
+
+BINARY_SUFFIXES: frozenset[str] = frozenset(
+    {
+        # images
+        ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".icns", ".tif", ".tiff", ".webp",
+        ".heic", ".psd", ".svg", ".avif",
+        # audio / video
+        ".mp3", ".mp4", ".m4a", ".wav", ".flac", ".ogg", ".oga", ".opus", ".aac", ".mov", ".avi",
+        ".mkv", ".webm", ".wmv", ".flv",
+        # archives and packages
+        ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".jar", ".war",
+        ".whl", ".egg", ".deb", ".rpm", ".dmg", ".iso", ".apk",
+        # compiled and native
+        ".exe", ".dll", ".so", ".dylib", ".a", ".o", ".obj", ".lib", ".wasm", ".class", ".pyc",
+        ".pyo", ".pyd", ".bin", ".dat", ".elf",
+        # documents that need a converter (a later issue)
+        ".pdf", ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".odt", ".ods", ".odp",
+        ".epub",
+        # fonts
+        ".ttf", ".otf", ".woff", ".woff2", ".eot",
+        # data and databases
+        ".sqlite", ".sqlite3", ".db", ".parquet", ".feather", ".npy", ".npz", ".pkl", ".pickle",
+        ".h5", ".hdf5", ".onnx", ".pt", ".pth", ".safetensors",
+        # lock files: text, but huge and rarely a search target (seed 000)
+        ".lock",
+    }
+)
+"""Suffixes skipped without reading (compared lower-cased)."""
+
+DEFAULT_IGNORE_RULES = """\
+# hermes-workspace ignore rules (gitignore syntax). Edit freely: this file is never overwritten.
+
+# Version control
+.git/
+.svn/
+.hg/
+
+# OS files
+.DS_Store
+Thumbs.db
+Desktop.ini
+
+# IDE / editor
+.idea/
+.vscode/
+*.swp
+*.swo
+*~
+
+# Python
+__pycache__/
+*.pyc
+*.pyo
+.tox/
+.venv/
+venv/
+.env/
+*.egg-info/
+.eggs/
+dist/
+build/
+
+# JavaScript / Node
+node_modules/
+bower_components/
+.npm/
+.yarn/
+
+# Build outputs
+target/
+out/
+_build/
+
+# Hermes internals
+.index/
+"""
+"""Seed 000's default ``.hermesignore``: seeded into the primary workspace and used for any root
+that has neither a ``.hermesignore`` nor a ``.gitignore``."""
+
+MARKDOWN_SUFFIXES: frozenset[str] = frozenset({".md", ".mdx", ".markdown"})
+
+CODE_LANGUAGES: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".rs": "rust", ".go": "go", ".java": "java", ".kt": "kotlin", ".kts": "kotlin",
+    ".scala": "scala", ".swift": "swift",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".hxx": "cpp", ".cs": "csharp", ".rb": "ruby", ".php": "php", ".lua": "lua",
+    ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".r": "r", ".jl": "julia",
+    ".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hs": "haskell", ".ml": "ocaml",
+    ".dart": "dart", ".zig": "zig", ".sql": "sql", ".pl": "perl", ".pm": "perl",
+}
+"""File suffix (lower-cased) -> tree-sitter grammar name. Mapping known suffixes avoids a
+language-detection model call per file (DEPENDENCIES.md)."""

@@ -1,0 +1,113 @@
+"""Errors with stable codes. Adapters translate library exceptions into these at the boundary.
+
+Every :class:`WorkspaceError` carries a ``code`` (a stable snake_case string that callers may
+match on), a human ``message``, a ``hint`` saying what to do, and the process ``exit_code`` the
+CLI uses (values from BSD ``sysexits.h`` where one fits).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class WorkspaceError(Exception):
+    """Base of every error the project raises on purpose.
+
+    Raises nothing itself. ``to_json()`` gives ``{"code", "message", "hint"}``, the body of the
+    CLI's ``{"error": ...}`` object.
+    """
+
+    code = "workspace_error"
+    exit_code = 1
+    default_hint = ""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"code": str, "message": str, "hint": str}``."""
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+class ConfigError(WorkspaceError):
+    """The configuration file or a value in it is invalid (EX_CONFIG)."""
+
+    code = "config_invalid"
+    exit_code = 78
+    default_hint = "Fix the value in config.yaml (HERMES_HOME/config.yaml) and run the command again."
+
+
+class UsageError(WorkspaceError):
+    """A command line or API argument is invalid (exit 2, as argparse and click use)."""
+
+    code = "usage_error"
+    exit_code = 2
+    default_hint = "Run with --help to see the accepted options."
+
+
+class RootNotFoundError(WorkspaceError):
+    """A root to add does not exist or is not a directory (EX_NOINPUT)."""
+
+    code = "root_not_found"
+    exit_code = 66
+    default_hint = "Check the path; roots must be existing directories."
+
+
+class RootNotConfiguredError(WorkspaceError):
+    """``roots remove`` named a path that is not a configured root (EX_NOINPUT)."""
+
+    code = "root_not_configured"
+    exit_code = 66
+    default_hint = "Run `hermes-workspace roots list` to see the configured roots."
+
+
+class MissingExtraError(WorkspaceError):
+    """An optional dependency group is not installed (EX_UNAVAILABLE)."""
+
+    code = "extra_missing"
+    exit_code = 69
+
+
+class IndexBusyError(WorkspaceError):
+    """Another index run holds the workspace's index lock (EX_TEMPFAIL)."""
+
+    code = "index_busy"
+    exit_code = 75
+    default_hint = "Wait for the other `hermes-workspace index` to finish, then run it again."
+
+
+class IndexNotFoundError(WorkspaceError):
+    """Search was asked of a workspace that has never been indexed (EX_NOINPUT)."""
+
+    code = "index_missing"
+    exit_code = 66
+    default_hint = "Run `hermes-workspace index` first."
+
+
+class StoreError(WorkspaceError):
+    """The index database failed: corrupt, not writable, or locked for too long (EX_IOERR)."""
+
+    code = "store_error"
+    exit_code = 74
+    default_hint = "Check that the index directory is writable; delete <workspace>/.index to rebuild it."
+
+
+class BinaryContentError(WorkspaceError):
+    """A file's bytes look binary (NUL bytes without a UTF-16/32 byte-order mark): skip it."""
+
+    code = "binary_content"
+
+
+class DecodeError(WorkspaceError):
+    """A file's bytes could not be decoded to text without loss (seed 000: ``EncodingError``)."""
+
+    code = "encoding_error"
+    default_hint = "Convert the file to UTF-8, or add it to .hermesignore."
+
+
+class ChunkingError(WorkspaceError):
+    """A chunker could not chunk a file."""
+
+    code = "chunking_error"

@@ -1,0 +1,213 @@
+"""The domain model: plain dataclasses that cross every port.
+
+Units used throughout:
+- lines are 1-based and inclusive, counted by ``\\n`` only (see :mod:`hermes_workspace.domain.lines`);
+- ``start_char``/``end_char`` are offsets in Python characters (code points) into the decoded text
+  of a file, half-open: ``text[start_char:end_char] == content``;
+- token counts are words (whitespace-separated runs), the unit of ``chunk_size`` and ``overlap``;
+- sizes are bytes, times are UTC ISO-8601 strings ending in ``Z``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+ChunkKind = Literal["markdown", "code", "text"]
+"""Which chunking path produced a chunk: heading-aware markdown, syntax-tree code, or paragraphs."""
+
+ErrorStage = Literal["discover", "read", "chunk", "store"]
+"""Where a per-file failure happened (seed 000): the walk/stat, decoding, chunking, or the database."""
+
+SkipReason = Literal["unchanged", "binary_suffix", "too_large", "empty", "binary_content"]
+"""Why a candidate file produced no new chunks without being an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """A directory the workspace indexes.
+
+    ``path`` is absolute and resolved (symlinks followed). ``recursive`` False means only the files
+    directly inside ``path`` are indexed. ``primary`` marks the workspace directory itself, which
+    is always recursive and cannot be removed with ``roots remove``.
+    """
+
+    path: Path
+    recursive: bool = False
+    primary: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``roots list`` JSON shape: ``{"path": str, "recursive": bool}`` (+ ``primary``)."""
+        return {"path": str(self.path), "recursive": self.recursive, "primary": self.primary}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A candidate file found under a root: absolute ``path``, its ``root``, ``size`` in bytes and
+    ``mtime_ns`` (nanoseconds since the epoch, as ``os.stat`` gives)."""
+
+    path: Path
+    root: Path
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file the source saw but will not offer for indexing, with the reason."""
+
+    path: Path
+    root: Path
+    reason: SkipReason
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveryProblem:
+    """A path the walk could not look at (vanished, permission denied, symlink loop...)."""
+
+    path: Path
+    root: Path
+    error_type: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One searchable piece of a file.
+
+    ``content == text[start_char:end_char]`` of the decoded file text, and lines
+    ``line_start..line_end`` (1-based, inclusive) of the file hold it. ``tokens`` is its length in
+    words. ``section`` is the markdown heading line it sits under (``"## Rollback Procedures"``),
+    the code symbol it starts in, or ``None``. ``index`` is its 0-based position in the file.
+    """
+
+    index: int
+    content: str
+    start_char: int
+    end_char: int
+    line_start: int
+    line_end: int
+    tokens: int
+    kind: ChunkKind
+    section: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """What the index remembers about one file, to decide whether to re-index it.
+
+    ``content_hash`` is the SHA-256 hex digest of the file's bytes; ``config_signature`` the digest
+    of the chunking settings and chunker versions (see :func:`WorkspaceConfig.signature`).
+    ``modified_at`` and ``indexed_at`` are UTC ISO-8601 strings.
+    """
+
+    path: Path
+    root: Path
+    content_hash: str
+    config_signature: str
+    size: int
+    mtime_ns: int
+    modified_at: str
+    indexed_at: str
+    chunk_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A ranked search result. Field names are a public JSON contract (seed 000).
+
+    ``score`` is a relevance score, higher is better (BM25 as computed by the store, sign flipped
+    from SQLite's convention so that all scores in the project sort the same way).
+    """
+
+    path: Path
+    line_start: int
+    line_end: int
+    section: str | None
+    chunk_index: int
+    score: float
+    tokens: int
+    modified: str
+    content: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The flat JSON object of seed 000: path, line_start, line_end, section, chunk_index,
+        score, tokens, modified, content."""
+        data = asdict(self)
+        data["path"] = str(self.path)
+        data["score"] = round(self.score, 6)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class FileFailure:
+    """One per-file failure in an index run (seed 000 calls it ``IndexError``)."""
+
+    path: str
+    stage: ErrorStage
+    error_type: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "stage", "error_type", "message"}``."""
+        return asdict(self)
+
+
+MAX_REPORTED_ERRORS = 50
+"""Seed 000: the summary keeps at most 50 errors; ``files_errored`` holds the full count."""
+
+
+@dataclass(slots=True)
+class IndexSummary:
+    """The result of an index run; :meth:`to_json` is the summary object of seed 000.
+
+    ``files_skipped`` counts every candidate that produced no new chunks without an error;
+    ``skipped`` breaks it down by :data:`SkipReason`. ``duration_seconds`` is wall time.
+    """
+
+    files_indexed: int = 0
+    files_skipped: int = 0
+    files_pruned: int = 0
+    files_errored: int = 0
+    chunks_created: int = 0
+    duration_seconds: float = 0.0
+    errors: list[FileFailure] = field(default_factory=list)
+    errors_truncated: bool = False
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def add_error(self, failure: FileFailure) -> None:
+        """Count a failure; keep it in ``errors`` while fewer than 50 are kept."""
+        self.files_errored += 1
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            self.errors.append(failure)
+        else:
+            self.errors_truncated = True
+
+    def add_skip(self, reason: SkipReason) -> None:
+        """Count a skipped file under ``reason``."""
+        self.files_skipped += 1
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def to_json(self) -> dict[str, Any]:
+        """The seed 000 summary object, plus ``skipped`` (a breakdown by reason)."""
+        return {
+            "files_indexed": self.files_indexed,
+            "files_skipped": self.files_skipped,
+            "files_pruned": self.files_pruned,
+            "files_errored": self.files_errored,
+            "chunks_created": self.chunks_created,
+            "duration_seconds": round(self.duration_seconds, 3),
+            "errors": [e.to_json() for e in self.errors],
+            "errors_truncated": self.errors_truncated,
+            "skipped": dict(sorted(self.skipped.items())),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatus:
+    """Counts and size of an index: ``files``, ``chunks``, ``size_bytes`` on disk (0 for memory)."""
+
+    files: int
+    chunks: int
+    size_bytes: int

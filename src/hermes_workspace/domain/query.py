@@ -1,0 +1,109 @@
+"""Free text -> a backend-neutral :class:`Query` (seed 000, "Query Normalization").
+
+User text never reaches a backend's query language: this module only extracts words; each store
+compiles a :class:`Query` into its own syntax, quoting every term. Operators such as ``NOT``,
+``AND``, ``NEAR`` or ``section:`` are ordinary words here.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from hermes_workspace.domain.constants import MAX_QUERY_TERMS, MIN_TERM_CHARS
+
+_COMPOUND_SEPARATORS = frozenset("-_")
+
+
+@dataclass(frozen=True, slots=True)
+class Compound:
+    """Sub-words of a hyphenated or underscored input word (``hermes-agent``, ``read_file``):
+    a store should require all ``parts`` and prefer them adjacent, in order."""
+
+    parts: tuple[str, ...]
+
+
+Group = str | Compound
+"""One element of a query: a single word or a compound."""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """Normalized search terms: ``groups`` in input order, without duplicates (case-folded),
+    at most :data:`MAX_QUERY_TERMS` words in all. ``text`` is the original input."""
+
+    text: str
+    groups: tuple[Group, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        """True when no searchable word was found (empty, whitespace or punctuation-only input)."""
+        return not self.groups
+
+    @property
+    def words(self) -> list[str]:
+        """Every word of every group, flattened."""
+        out: list[str] = []
+        for g in self.groups:
+            out.extend(g.parts if isinstance(g, Compound) else (g,))
+        return out
+
+
+def _is_word_char(ch: str) -> bool:
+    # Letters, digits and combining marks (so "café" in decomposed form stays one word);
+    # underscore is a separator, as in FTS5's unicode61 tokenizer.
+    return ch != "_" and unicodedata.category(ch)[0] in "LNM"
+
+
+def split_words(text: str) -> list[str]:
+    """Runs of letters, digits and combining marks; every other character separates.
+
+    Equivalent to seed 000's ``re.findall(r'[^\\W_]+', text)`` plus combining marks.
+    """
+    words: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if _is_word_char(ch):
+            current.append(ch)
+        elif current:
+            words.append("".join(current))
+            current = []
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def parse_query(text: str) -> Query:
+    """Normalize free text into a :class:`Query`. Never raises for any ``str``.
+
+    Rules (seed 000): text is NFC-normalized; words shorter than 2 characters are dropped; an input
+    word (a whitespace-separated run) whose kept sub-words are two or more and which contains
+    ``-`` or ``_`` becomes a :class:`Compound`; other sub-words become single terms. Repeats are
+    dropped (case-insensitively) and the query is cut at :data:`MAX_QUERY_TERMS` words.
+    """
+    text = unicodedata.normalize("NFC", text)
+    groups: list[Group] = []
+    seen: set[object] = set()
+    budget = MAX_QUERY_TERMS
+    for raw_word in text.split():
+        parts = [w for w in split_words(raw_word) if len(w) >= MIN_TERM_CHARS]
+        if not parts:
+            continue
+        if len(parts) > 1 and any(ch in _COMPOUND_SEPARATORS for ch in raw_word):
+            key: object = tuple(p.casefold() for p in parts)
+            if key in seen or len(parts) > budget:
+                continue
+            seen.add(key)
+            groups.append(Compound(tuple(parts)))
+            budget -= len(parts)
+        else:
+            for part in parts:
+                key = part.casefold()
+                if key in seen or budget < 1:
+                    continue
+                seen.add(key)
+                groups.append(part)
+                budget -= 1
+        if budget < 1:
+            break
+    return Query(text=text, groups=tuple(groups))

@@ -1,0 +1,155 @@
+"""The Python API: :class:`Workspace`, the same operations and options as the CLI.
+
+    from hermes_workspace import Workspace
+
+    with Workspace.open(home="~/.hermes") as ws:
+        ws.add_root("~/notes", recursive=True)
+        summary = ws.index()
+        for hit in ws.search("rollback procedure", glob="*.md", limit=5):
+            print(hit.path, hit.line_start, hit.line_end)
+
+Any adapter can be replaced when opening, by its provider name in the container
+(``store``, ``search_store``, ``chunker``, ``fallback_chunker``, ``decoder``, ``file_source``,
+``config_repository``, ``index_lock``, ``layout``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
+with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
+``search_store`` unless that is given too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dependency_injector import providers
+
+from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
+from hermes_workspace.container import Container, build_container
+from hermes_workspace.domain.errors import UsageError
+from hermes_workspace.domain.model import IndexSummary, Root, SearchHit, StoreStatus
+from hermes_workspace.domain.ports import ProgressSink
+
+ProgressCallback = Callable[[int, int, Path], object]
+"""``callback(position, total, path)``: file ``position`` (1-based) of ``total`` is being indexed."""
+
+REPLACEABLE = (
+    "store",
+    "search_store",
+    "chunker",
+    "fallback_chunker",
+    "decoder",
+    "file_source",
+    "config_repository",
+    "index_lock",
+    "layout",
+)
+
+
+class Workspace:
+    """A workspace: its config, roots and index. Open with :meth:`open`; close when done (or use
+    ``with``). Methods raise :class:`~hermes_workspace.domain.errors.WorkspaceError` subclasses,
+    each with a stable ``code``."""
+
+    def __init__(self, container: Container) -> None:
+        self._container = container
+
+    @classmethod
+    def open(cls, home: str | os.PathLike[str] | None = None, **adapters: Any) -> Workspace:
+        """Open the workspace of ``home`` (default ``$HERMES_HOME`` or ``~/.hermes``).
+
+        ``adapters``: replacements by provider name (see the module docstring).
+
+        Raises:
+            UsageError: an unknown adapter name.
+        """
+        unknown = sorted(set(adapters) - set(REPLACEABLE))
+        if unknown:
+            raise UsageError(
+                f"unknown adapter name(s): {', '.join(unknown)}",
+                hint=f"Replaceable adapters: {', '.join(REPLACEABLE)}.",
+            )
+        container = build_container(home)
+        for name, adapter in adapters.items():
+            getattr(container, name).override(providers.Object(adapter))
+        if "store" in adapters and "search_store" not in adapters:
+            container.search_store.override(providers.Object(adapters["store"]))
+        return cls(container)
+
+    @property
+    def home(self) -> Path:
+        """The Hermes home directory (absolute)."""
+        return self._container.home()
+
+    @property
+    def index_path(self) -> Path:
+        """Where the SQLite index lives: ``<primary workspace>/.index/workspace.sqlite``."""
+        return self._container.index_path()
+
+    @property
+    def log_file(self) -> Path:
+        """``HERMES_HOME/logs/workspace.log``."""
+        return self._container.log_file()
+
+    def roots(self) -> list[Root]:
+        """The primary workspace first (recursive), then the added roots."""
+        return self._container.list_roots().execute()
+
+    def add_root(self, path: str | os.PathLike[str], *, recursive: bool = False) -> Root:
+        """Add a directory (non-recursive unless ``recursive``). Raises ``RootNotFoundError``."""
+        return self._container.add_root().execute(Path(path), recursive=recursive)
+
+    def remove_root(self, path: str | os.PathLike[str]) -> Root:
+        """Remove an added root. Raises ``RootNotConfiguredError`` or ``UsageError`` (primary)."""
+        return self._container.remove_root().execute(Path(path))
+
+    def index(self, *, progress: ProgressCallback | ProgressSink | None = None) -> IndexSummary:
+        """Index every root; returns the summary. ``progress`` is a callback
+        ``(position, total, path)`` or a :class:`ProgressSink`.
+
+        Raises:
+            MissingExtraError: the ``workspace`` extra (chonkie) is not installed.
+            IndexBusyError: another index run is in progress.
+            ConfigError: the config is invalid.
+        """
+        sink: ProgressSink
+        if progress is None:
+            sink = NullProgressSink()
+        elif callable(progress) and not hasattr(progress, "advance"):
+            sink = CallbackProgressSink(progress)
+        else:
+            sink = progress  # type: ignore[assignment]
+        return self._container.index_workspace().execute(sink)
+
+    def search(
+        self,
+        query: str,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        glob: str | None = None,
+        limit: int | None = None,
+    ) -> list[SearchHit]:
+        """Ranked hits for free text; see
+        :meth:`~hermes_workspace.application.search.SearchWorkspace.execute` for the options.
+
+        Raises:
+            IndexNotFoundError: nothing was indexed yet.
+        """
+        return self._container.search_workspace().execute(
+            query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit
+        )
+
+    def status(self) -> StoreStatus:
+        """Files, chunks and bytes on disk of the index. Raises ``IndexNotFoundError``."""
+        return self._container.search_store().status()
+
+    def close(self) -> None:
+        """Close the database connections this object opened (idempotent)."""
+        self._container.shutdown_resources()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+

@@ -1,0 +1,294 @@
+"""The ``hermes-workspace`` command line (cyclopts). Commands are thin: each calls the Python API
+and returns what to print.
+
+Output: JSON on stdout by default (seed 000 shapes); ``--human`` before the subcommand switches to
+Rich tables. Errors: in JSON mode ``{"error": {"code", "message", "hint"}}`` on stdout, in human
+mode a short message on stderr; the exit code is the error's (see domain/errors.py), 2 for a
+command-line mistake, 0 for success including "no results". Never a traceback: unexpected errors
+are logged with their traceback to ``HERMES_HOME/logs/workspace.log``.
+
+To mount these commands in another cyclopts program as ``<host> workspace ...``::
+
+    from hermes_workspace.entrypoints.cli import app
+    host.command(app.meta, name="workspace")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from cyclopts import App, Parameter
+from cyclopts.exceptions import CycloptsError
+
+from hermes_workspace import __version__
+from hermes_workspace.domain.errors import UsageError, WorkspaceError
+
+LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+
+app = App(
+    name="hermes-workspace",
+    help="Index folders and search them; hits carry absolute paths and exact line ranges.",
+    version=__version__,
+    result_action="return_value",
+)
+roots_app = App(name="roots", help="List, add and remove the folders the workspace indexes.")
+app.command(roots_app)
+
+
+@dataclass
+class _Options:
+    human: bool = False
+    home: Path | None = None
+    quiet: bool = False
+
+
+_options = _Options()
+
+
+@dataclass
+class _Output:
+    """What a command prints: ``data`` as JSON, or ``human(console)`` with ``--human``."""
+
+    data: Any
+    human: Callable[[Any], None]
+    exit_code: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _workspace() -> Any:
+    from hermes_workspace.entrypoints.api import Workspace
+
+    return Workspace.open(_options.home)
+
+
+@roots_app.command(name="list")
+def roots_list() -> _Output:
+    """List the roots: the primary workspace (always recursive) and the added folders."""
+    with _workspace() as ws:
+        roots = ws.roots()
+    return _Output([r.to_json() for r in roots], lambda con: _human_roots(con, roots))
+
+
+@roots_app.command(name="add")
+def roots_add(path: Path, *, recursive: bool = False) -> _Output:
+    """Add a folder to index.
+
+    Parameters
+    ----------
+    path
+        An existing directory (symlinks are resolved).
+    recursive
+        Index sub-folders too (default: only the files directly inside).
+    """
+    with _workspace() as ws:
+        root = ws.add_root(path, recursive=recursive)
+    return _Output(root.to_json(), lambda con: con.print(f"Added {root.path} (recursive: {root.recursive})"))
+
+
+@roots_app.command(name="remove")
+def roots_remove(path: Path) -> _Output:
+    """Remove an added folder; its files leave the index at the next `index`.
+
+    Parameters
+    ----------
+    path
+        The folder as it was added (or its resolved path).
+    """
+    with _workspace() as ws:
+        root = ws.remove_root(path)
+    return _Output(root.to_json(), lambda con: con.print(f"Removed {root.path}"))
+
+
+@app.command(name="index")
+def index_command() -> _Output:
+    """Index every root: new and changed files are chunked, unchanged ones skipped, deleted ones pruned."""
+    from rich.console import Console
+
+    from hermes_workspace.adapters.memory import NullProgressSink
+    from hermes_workspace.adapters.rich_progress import RichProgressSink
+
+    progress = NullProgressSink() if _options.quiet else RichProgressSink(Console(stderr=True))
+    with _workspace() as ws:
+        summary = ws.index(progress=progress)
+    return _Output(summary.to_json(), lambda con: _human_summary(con, summary))
+
+
+@app.command(name="search")
+def search_command(
+    *query: str,
+    path: str | None = None,
+    glob: str | None = None,
+    limit: int | None = None,
+) -> _Output:
+    """Search the index with free text (operators like NOT or quotes are ordinary words).
+
+    Parameters
+    ----------
+    query
+        Words to look for; several arguments are joined with spaces.
+    path
+        Only files whose absolute path starts with this prefix.
+    glob
+        Only files whose name matches (e.g. '*.md'); a pattern with '/' matches the whole path.
+    limit
+        Maximum number of hits (default: knowledgebase.search.default_limit, 20).
+    """
+    text = " ".join(query)
+    with _workspace() as ws:
+        hits = ws.search(text, path=path, glob=glob, limit=limit)
+    return _Output([h.to_json() for h in hits], lambda con: _human_hits(con, hits))
+
+
+@app.command(name="status")
+def status_command() -> _Output:
+    """Show the index location, its files, chunks and size on disk."""
+    with _workspace() as ws:
+        status = ws.status()
+        data = {
+            "index_path": str(ws.index_path),
+            "files": status.files,
+            "chunks": status.chunks,
+            "size_bytes": status.size_bytes,
+        }
+    return _Output(data, lambda con: con.print(
+        f"{data['index_path']}: {status.files} files, {status.chunks} chunks, {status.size_bytes / 1e6:.1f} MB"))
+
+
+@app.meta.default
+def launcher(
+    *tokens: Annotated[str, Parameter(show=False, allow_leading_hyphen=True)],
+    human: bool = False,
+    home: Annotated[Path | None, Parameter(env_var="HERMES_HOME")] = None,
+    log_level: LogLevel = "warning",
+    quiet: bool = False,
+) -> int:
+    """Global options go before the subcommand: `hermes-workspace --human search deploy`.
+
+    Parameters
+    ----------
+    human
+        Rich, human-readable output instead of JSON.
+    home
+        Hermes home (config.yaml, logs, default workspace); default $HERMES_HOME or ~/.hermes.
+    log_level
+        Console log level on stderr; the log file under HERMES_HOME/logs gets INFO and above.
+    quiet
+        No progress bar.
+    """
+    from hermes_workspace.container import resolve_home
+    from hermes_workspace.entrypoints.logging_setup import configure_logging
+
+    _options.human, _options.home, _options.quiet = human, home, quiet
+    resolved_home = resolve_home(home)
+    configure_logging(log_level, resolved_home / "logs" / "workspace.log")
+    try:
+        result = app(tokens, exit_on_error=False, print_error=False)
+    except CycloptsError as exc:
+        return _emit_error(UsageError(_cyclopts_message(exc)))
+    except WorkspaceError as exc:
+        return _emit_error(exc)
+    except KeyboardInterrupt:
+        return _emit_error(WorkspaceError("interrupted", hint="Run the command again to finish."), 130)
+    except Exception as exc:  # a bug: log the traceback, show a clean error
+        import structlog
+
+        structlog.get_logger("hermes_workspace.cli").error("unexpected error", exc_info=exc)
+        error = WorkspaceError(
+            f"unexpected {type(exc).__name__}: {exc}",
+            hint=f"This is a bug; the traceback is in {resolved_home / 'logs' / 'workspace.log'}.",
+        )
+        error.code = "internal_error"
+        return _emit_error(error, 70)
+    if isinstance(result, _Output):
+        _render(result)
+        return result.exit_code
+    return result if isinstance(result, int) else 0
+
+
+def _render(output: _Output) -> None:
+    if _options.human:
+        from rich.console import Console
+
+        output.human(Console(soft_wrap=True, highlight=False))
+    else:
+        sys.stdout.write(json.dumps(output.data, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.flush()
+
+
+def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
+    if _options.human:
+        message = f"error: {error.message}"
+        if error.hint:
+            message += f"\nhint: {error.hint}"
+        sys.stderr.write(message + "\n")
+    else:
+        sys.stdout.write(json.dumps({"error": error.to_json()}, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    return exit_code if exit_code is not None else error.exit_code
+
+
+def _cyclopts_message(exc: CycloptsError) -> str:
+    text = str(exc).strip()
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def _human_roots(console: Any, roots: list[Any]) -> None:
+    from rich.table import Table
+
+    table = Table("path", "recursive", "primary", box=None)
+    for r in roots:
+        table.add_row(str(r.path), "yes" if r.recursive else "no", "yes" if r.primary else "")
+    console.print(table)
+
+
+def _human_summary(console: Any, summary: Any) -> None:
+    console.print(
+        f"Indexed {summary.files_indexed} files ({summary.chunks_created} chunks), "
+        f"skipped {summary.files_skipped}, pruned {summary.files_pruned}, "
+        f"errors {summary.files_errored} in {summary.duration_seconds:.1f}s"
+    )
+    if summary.errors:
+        console.print("\nErrors:")
+        for e in summary.errors:
+            console.print(f"  [{e.stage}] {e.path}: {e.error_type}: {e.message}", markup=False)
+        if summary.errors_truncated:
+            console.print(f"  ... and {summary.files_errored - len(summary.errors)} more (see the log file)")
+
+
+def _human_hits(console: Any, hits: list[Any]) -> None:
+    if not hits:
+        console.print("No results.")
+        return
+    for i, hit in enumerate(hits, start=1):
+        section = f"  {hit.section}" if hit.section else ""
+        console.print(f"[bold]{i}. {hit.path}:{hit.line_start}-{hit.line_end}[/bold]{section}  "
+                      f"[dim](score {hit.score:.2f})[/dim]")
+        lines = hit.content.splitlines()
+        preview = lines[:4]
+        for line in preview:
+            console.print(f"    {line[:160]}", markup=False)
+        if len(lines) > len(preview):
+            console.print(f"    … {len(lines) - len(preview)} more lines", style="dim")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry: run the CLI and return its exit code (never raises)."""
+    tokens = sys.argv[1:] if argv is None else argv
+    try:
+        result = app.meta(tokens, exit_on_error=False, print_error=False)
+    except CycloptsError as exc:
+        _options.human = "--human" in tokens
+        return _emit_error(UsageError(_cyclopts_message(exc)))
+    except KeyboardInterrupt:
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

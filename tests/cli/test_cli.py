@@ -1,0 +1,215 @@
+"""The CLI end to end, in process (``main([...])``) against a temporary HERMES_HOME."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.entrypoints.cli import main
+
+RUNBOOK = """\
+# Deploy runbook
+
+How we ship the hermes-agent service.
+
+## Rollout
+
+Deployment happens in three waves. Each wave waits for health checks.
+
+## Rollback Procedures
+
+If a wave fails, the rollback controller restores the previous release.
+Run read_file on the release manifest to confirm the version.
+"""
+
+SEARCH_FIELDS = ["path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content"]
+SUMMARY_FIELDS = [
+    "files_indexed", "files_skipped", "files_pruned", "files_errored", "chunks_created",
+    "duration_seconds", "errors", "errors_truncated", "skipped",
+]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, object, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    try:
+        data: object = json.loads(out) if out.strip() else None
+    except json.JSONDecodeError:
+        data = out
+    return code, data, err
+
+
+@pytest.fixture
+def workspace(home: Path) -> Path:
+    ws = home / "workspace"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "docs" / "runbook.md").write_text(RUNBOOK)
+    (ws / "notes").mkdir()
+    (ws / "notes" / "todo.txt").write_text("TODO: fix the deployment dashboard\nNOT agent related\n")
+    (ws / "code").mkdir()
+    (ws / "code" / "tool.py").write_text("def read_file(path, start, end):\n    return open(path).read()\n")
+    return ws
+
+
+def test_roots_add_list_remove(capsys: pytest.CaptureFixture[str], home: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    code, data, _ = run(capsys, "roots", "list")
+    assert (code, data) == (0, [{"path": str(home / "workspace"), "recursive": True, "primary": True}])
+
+    code, data, _ = run(capsys, "roots", "add", str(extra), "--recursive")
+    assert (code, data) == (0, {"path": str(extra), "recursive": True, "primary": False})
+    code, data, _ = run(capsys, "roots", "list")
+    assert data == [
+        {"path": str(home / "workspace"), "recursive": True, "primary": True},
+        {"path": str(extra), "recursive": True, "primary": False},
+    ]
+    assert "recursive: true" in (home / "config.yaml").read_text()
+
+    code, data, _ = run(capsys, "roots", "remove", str(extra))
+    assert (code, data) == (0, {"path": str(extra), "recursive": True, "primary": False})
+    assert run(capsys, "roots", "list")[1] == [{"path": str(home / "workspace"), "recursive": True, "primary": True}]
+
+
+def test_roots_errors_are_json_with_codes(capsys: pytest.CaptureFixture[str], home: Path, tmp_path: Path) -> None:
+    code, data, _ = run(capsys, "roots", "add", str(tmp_path / "missing"))
+    assert code == 66
+    assert data["error"]["code"] == "root_not_found"
+    assert set(data["error"]) == {"code", "message", "hint"}
+    code, data, _ = run(capsys, "roots", "remove", str(tmp_path))
+    assert (code, data["error"]["code"]) == (66, "root_not_configured")
+
+
+def test_index_then_search(capsys: pytest.CaptureFixture[str], workspace: Path) -> None:
+    code, summary, _ = run(capsys, "--quiet", "index")
+    assert code == 0
+    assert list(summary) == SUMMARY_FIELDS
+    assert (summary["files_indexed"], summary["files_errored"], summary["errors"]) == (4, 0, [])
+    # runbook.md, todo.txt, tool.py and the seeded .hermesignore
+
+    code, hits, _ = run(capsys, "search", "rollback")
+    assert code == 0
+    assert [list(h) for h in hits] == [SEARCH_FIELDS]
+    hit = hits[0]
+    assert hit["path"] == str(workspace / "docs" / "runbook.md")
+    assert (hit["line_start"], hit["line_end"]) == (1, 12)
+    assert hit["section"] == "# Deploy runbook"
+    lines = (workspace / "docs" / "runbook.md").read_text().split("\n")
+    assert "\n".join(lines[hit["line_start"] - 1 : hit["line_end"]]) == hit["content"]
+    assert hit["score"] > 0
+
+    code, again, _ = run(capsys, "--quiet", "index")
+    assert (again["files_indexed"], again["skipped"]) == (0, {"unchanged": 4})
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["hermes-agent"], ["docs/runbook.md"]),
+        (["read_file"], ["code/tool.py", "docs/runbook.md"]),
+        (["NOT", "agent"], ["notes/todo.txt", "docs/runbook.md"]),
+        (["deployment", "--glob", "*.txt"], ["notes/todo.txt"]),
+        (["deployment", "--path", "docs"], ["docs/runbook.md"]),
+        (["deployment", "--path", "doc_"], []),
+        (["deploy", "--limit", "1"], ["docs/runbook.md"]),
+    ],
+)
+def test_search_options(
+    capsys: pytest.CaptureFixture[str], workspace: Path, monkeypatch: pytest.MonkeyPatch,
+    args: list[str], expected: list[str],
+) -> None:
+    run(capsys, "--quiet", "index")
+    monkeypatch.chdir(workspace)
+    code, hits, _ = run(capsys, "search", *args)
+    assert code == 0
+    assert [str(Path(h["path"]).relative_to(workspace)) for h in hits] == expected
+
+
+def test_path_filter_with_absolute_prefix(capsys: pytest.CaptureFixture[str], workspace: Path) -> None:
+    run(capsys, "--quiet", "index")
+    code, hits, _ = run(capsys, "search", "deployment", "--path", str(workspace / "docs"))
+    assert [h["path"] for h in hits] == [str(workspace / "docs" / "runbook.md")]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["NOT agent", "hermes-agent", "read_file", "TODO: fix", "ZX-4471", 'foo"bar', '"', "(", "*", "near(a b)",
+     "a AND", "café", "naïve", "", "   ", "x" * 10_000, "section:rollback", "-", "OR OR OR", "^rollback"],
+)
+def test_hostile_queries_never_fail(capsys: pytest.CaptureFixture[str], workspace: Path, query: str) -> None:
+    run(capsys, "--quiet", "index")
+    code, hits, err = run(capsys, "search", "--", query)
+    assert code == 0
+    assert isinstance(hits, list)
+    assert "Traceback" not in err
+
+
+def test_human_output(capsys: pytest.CaptureFixture[str], workspace: Path) -> None:
+    run(capsys, "--quiet", "index")
+    code, out, _ = run(capsys, "--human", "search", "rollback")
+    assert code == 0
+    assert f"{workspace / 'docs' / 'runbook.md'}:1-12" in out
+    code, out, _ = run(capsys, "--human", "search", "zzzzqqq")
+    assert (code, out.strip()) == (0, "No results.")
+
+
+def test_search_before_index_is_a_clean_error(capsys: pytest.CaptureFixture[str], home: Path) -> None:
+    code, data, err = run(capsys, "search", "anything")
+    assert (code, data["error"]["code"]) == (66, "index_missing")
+    assert "hermes-workspace index" in data["error"]["hint"]
+
+
+def test_invalid_config_is_a_clean_error(capsys: pytest.CaptureFixture[str], home: Path) -> None:
+    (home / "config.yaml").write_text("knowledgebase:\n  chunking:\n    chunk_size: 0\n")
+    for args in (["roots", "list"], ["--quiet", "index"], ["search", "x"]):
+        code, data, err = run(capsys, *args)
+        assert code == 78, args
+        assert data["error"]["code"] == "config_invalid"
+        assert "chunk_size must be > 0" in data["error"]["message"]
+    code, out, err = run(capsys, "--human", "roots", "list")
+    assert code == 78
+    assert err.startswith("error: knowledgebase.chunking.chunk_size must be > 0")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["search", "x", "--bogus"], ["--bogus", "search", "x"], ["frobnicate"], ["search", "x", "--limit", "many"],
+     ["--log-level", "loud", "roots", "list"]],
+)
+def test_usage_errors(capsys: pytest.CaptureFixture[str], home: Path, args: list[str]) -> None:
+    code, data, err = run(capsys, *args)
+    assert code == 2
+    assert data["error"]["code"] == "usage_error"
+    assert "Traceback" not in err
+
+
+def test_index_without_the_workspace_extra(
+    capsys: pytest.CaptureFixture[str], workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(capsys, "--quiet", "index")
+    (workspace / "notes" / "new.txt").write_text("new file\n")
+    monkeypatch.setitem(sys.modules, "chonkie", None)
+    code, data, _ = run(capsys, "--quiet", "index")
+    assert (code, data["error"]["code"]) == (69, "extra_missing")
+    assert "hermes-workspace[workspace]" in data["error"]["hint"]
+    code, hits, _ = run(capsys, "search", "rollback")
+    assert code == 0
+    assert len(hits) == 1
+
+
+def test_log_file_gets_per_file_failures(capsys: pytest.CaptureFixture[str], workspace: Path, home: Path) -> None:
+    (workspace / "notes" / "bad.txt").write_bytes(b"\x81\x8d\x8f\x90\x9d" * 3)
+    code, summary, _ = run(capsys, "--quiet", "index")
+    assert code == 0
+    assert summary["files_errored"] == 1
+    assert summary["errors"][0]["stage"] == "read"
+    records = [json.loads(line) for line in (home / "logs" / "workspace.log").read_text().splitlines()]
+    failure = next(r for r in records if r.get("event") == "file failed")
+    assert failure["path"] == str(workspace / "notes" / "bad.txt")
+    assert failure["stage"] == "read"
+    assert failure["level"] == "warning"
+    assert failure["exception"]

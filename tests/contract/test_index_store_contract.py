@@ -1,0 +1,241 @@
+"""The IndexStore contract, run against the in-memory fake and the SQLite FTS5 adapter.
+
+Words used in searches are plain, unstemmed words, because the fake does not stem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.adapters.memory import InMemoryIndexStore
+from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
+from hermes_workspace.domain.model import Chunk, FileRecord
+from hermes_workspace.domain.ports import IndexStore
+from hermes_workspace.domain.query import parse_query
+
+ROOT = Path("/ws")
+
+
+def make_file(
+    path: str | Path,
+    paragraphs: Sequence[str | tuple[str, str | None]],
+    *,
+    root: Path = ROOT,
+    content_hash: str = "hash-1",
+    mtime_ns: int = 1_000,
+) -> tuple[FileRecord, list[Chunk]]:
+    """A record and consistent chunks for a file whose text is ``paragraphs`` joined by blank
+    lines (a paragraph may be ``(content, section)``): offsets, 1-based line ranges and word
+    counts all agree with that text."""
+    items = [(p, None) if isinstance(p, str) else p for p in paragraphs]
+    text = "\n\n".join(content for content, _ in items) + "\n"
+    chunks: list[Chunk] = []
+    offset = 0
+    for index, (content, section) in enumerate(items):
+        start = text.index(content, offset)
+        end = start + len(content)
+        line_start = text.count("\n", 0, start) + 1
+        chunks.append(
+            Chunk(
+                index=index,
+                content=content,
+                start_char=start,
+                end_char=end,
+                line_start=line_start,
+                line_end=line_start + content.count("\n"),
+                tokens=len(content.split()),
+                kind="text",
+                section=section,
+            )
+        )
+        assert text[start:end] == content
+        offset = end
+    record = FileRecord(
+        path=Path(path),
+        root=root,
+        content_hash=content_hash,
+        config_signature="sig-1",
+        size=len(text.encode()),
+        mtime_ns=mtime_ns,
+        modified_at="2026-04-15T10:32:00Z",
+        indexed_at="2026-04-15T11:00:00Z",
+    )
+    return record, chunks
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IndexStore]:
+    if request.param == "memory":
+        s: IndexStore = InMemoryIndexStore()
+    else:
+        s = SqliteFts5Store(tmp_path / ".index" / "workspace.sqlite")
+    assert isinstance(s, IndexStore)
+    yield s
+    s.close()
+
+
+def paths(hits) -> list[str]:
+    return [str(h.path) for h in hits]
+
+
+def search(store: IndexStore, text: str, **kwargs) -> list:
+    return store.search(parse_query(text), **kwargs)
+
+
+def test_replace_then_get_file_round_trips(store: IndexStore) -> None:
+    record, chunks = make_file("/ws/docs/guide.md", ["alpha one", ("beta two\nthree", "## Beta")])
+    assert store.get_file(record.path) is None
+    store.replace_file(record, chunks)
+    assert store.get_file(record.path) == replace(record, chunk_count=2)
+    assert list(store.file_records()) == [replace(record, chunk_count=2)]
+    assert store.get_file(Path("/ws/docs/other.md")) is None
+
+
+def test_hit_carries_every_field_of_its_chunk_and_file(store: IndexStore) -> None:
+    record, chunks = make_file(
+        "/ws/docs/guide.md", ["intro words here", ("the rollback controller\nchecks things", "## Rollback")]
+    )
+    store.replace_file(record, chunks)
+    [hit] = search(store, "controller")
+    chunk = chunks[1]
+    assert hit.path == record.path
+    assert (hit.line_start, hit.line_end) == (3, 4)
+    assert (hit.line_start, hit.line_end) == (chunk.line_start, chunk.line_end)
+    assert hit.section == "## Rollback"
+    assert hit.chunk_index == 1
+    assert hit.tokens == chunk.tokens == 5
+    assert hit.modified == record.modified_at
+    assert hit.content == chunk.content
+    assert hit.score > 0
+
+
+def test_replace_twice_replaces_everything(store: IndexStore) -> None:
+    record, chunks = make_file("/ws/notes/a.md", ["oldword first", "oldword second", "oldword third"])
+    store.replace_file(record, chunks)
+    new_record, new_chunks = make_file("/ws/notes/a.md", ["newword only"], content_hash="hash-2")
+    store.replace_file(new_record, new_chunks)
+
+    assert search(store, "oldword") == []
+    assert paths(search(store, "newword")) == ["/ws/notes/a.md"]
+    assert store.get_file(new_record.path) == replace(new_record, chunk_count=1)
+    assert store.status().files == 1
+    assert store.status().chunks == 1
+
+
+def test_replace_with_no_chunks_keeps_the_record(store: IndexStore) -> None:
+    record, chunks = make_file("/ws/notes/a.md", ["something here"])
+    store.replace_file(record, chunks)
+    store.replace_file(record, [])
+    assert store.get_file(record.path) == replace(record, chunk_count=0)
+    assert search(store, "something") == []
+    assert (store.status().files, store.status().chunks) == (1, 0)
+
+
+def test_touch_file_updates_the_record_and_keeps_chunks(store: IndexStore) -> None:
+    record, chunks = make_file("/ws/notes/a.md", ["keepme one", "keepme two"])
+    store.replace_file(record, chunks)
+    touched = replace(record, mtime_ns=9_999, size=record.size + 1, indexed_at="2026-05-01T00:00:00Z", chunk_count=0)
+    store.touch_file(touched)
+
+    got = store.get_file(record.path)
+    assert got is not None
+    assert (got.mtime_ns, got.size, got.indexed_at) == (9_999, record.size + 1, "2026-05-01T00:00:00Z")
+    assert got.chunk_count == 2
+    assert len(search(store, "keepme")) == 2
+
+
+def test_delete_files_returns_count_and_removes_hits(store: IndexStore) -> None:
+    for name in ("a", "b", "c"):
+        store.replace_file(*make_file(f"/ws/notes/{name}.md", [f"shared word {name}"]))
+    deleted = store.delete_files(
+        [Path("/ws/notes/a.md"), Path("/ws/notes/b.md"), Path("/ws/notes/missing.md"), Path("/ws/notes/a.md")]
+    )
+    assert deleted == 2
+    assert paths(search(store, "shared")) == ["/ws/notes/c.md"]
+    assert store.get_file(Path("/ws/notes/a.md")) is None
+    assert [r.path for r in store.file_records()] == [Path("/ws/notes/c.md")]
+    assert store.delete_files([]) == 0
+    assert (store.status().files, store.status().chunks) == (1, 1)
+
+
+def test_path_prefix_is_literal(store: IndexStore) -> None:
+    for path in ("/ws/a_b/one.md", "/ws/axb/two.md", "/ws/100%/three.md", "/ws/1000/four.md"):
+        store.replace_file(*make_file(path, ["needle text"]))
+
+    assert paths(search(store, "needle", path_prefix="/ws/a_b")) == ["/ws/a_b/one.md"]
+    assert paths(search(store, "needle", path_prefix="/ws/100%")) == ["/ws/100%/three.md"]
+    assert paths(search(store, "needle", path_prefix="/ws/a%")) == []
+    assert len(search(store, "needle", path_prefix="/ws/")) == 4
+    assert len(search(store, "needle", path_prefix=None)) == 4
+    assert paths(search(store, "needle", path_prefix="/elsewhere")) == []
+
+
+def test_glob_matches_name_or_whole_path(store: IndexStore) -> None:
+    for path in ("/ws/docs/guide.md", "/ws/code/guide.py", "/ws/code/md/notes.txt"):
+        store.replace_file(*make_file(path, ["needle text"]))
+
+    assert paths(search(store, "needle", glob="*.md")) == ["/ws/docs/guide.md"]
+    assert paths(search(store, "needle", glob="guide.*")) == ["/ws/code/guide.py", "/ws/docs/guide.md"]
+    # without "/" only the file name is matched: the "md" directory does not count
+    assert paths(search(store, "needle", glob="*md*")) == ["/ws/docs/guide.md"]
+    assert paths(search(store, "needle", glob="code*")) == []
+    # with "/" the whole absolute path is matched
+    assert paths(search(store, "needle", glob="/ws/code/*")) == ["/ws/code/guide.py", "/ws/code/md/notes.txt"]
+    assert paths(search(store, "needle", glob="*/md/*")) == ["/ws/code/md/notes.txt"]
+    assert paths(search(store, "needle", glob="/ws/code/*", path_prefix="/ws/code/md")) == ["/ws/code/md/notes.txt"]
+
+
+def test_filters_apply_before_the_limit(store: IndexStore) -> None:
+    store.replace_file(*make_file("/ws/a/strong.md", ["target target target"] * 5))
+    store.replace_file(*make_file("/ws/b/weak.md", ["target and many other words that dilute the match a lot"]))
+    assert paths(search(store, "target", path_prefix="/ws/b/", limit=1)) == ["/ws/b/weak.md"]
+    assert paths(search(store, "target", glob="weak.*", limit=1)) == ["/ws/b/weak.md"]
+
+
+def test_limit_is_clamped_to_at_least_one(store: IndexStore) -> None:
+    store.replace_file(*make_file("/ws/a.md", ["word one", "word two", "word three"]))
+    assert len(search(store, "word", limit=0)) == 1
+    assert len(search(store, "word", limit=-5)) == 1
+    assert len(search(store, "word", limit=2)) == 2
+    assert len(search(store, "word")) == 3
+
+
+def test_hits_are_best_first(store: IndexStore) -> None:
+    store.replace_file(*make_file("/ws/a.md", ["gamma", "gamma gamma gamma", "gamma delta epsilon zeta eta theta"]))
+    hits = search(store, "gamma")
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert hits[0].chunk_index == 1
+
+
+@pytest.mark.parametrize("text", ["", "   ", "?! - _ *", "a b c"])
+def test_empty_query_gives_no_hits(store: IndexStore, text: str) -> None:
+    store.replace_file(*make_file("/ws/a.md", ["anything at all"]))
+    assert search(store, text) == []
+
+
+def test_compound_requires_all_parts(store: IndexStore) -> None:
+    store.replace_file(*make_file("/ws/both.md", ["the agent of hermes"]))
+    store.replace_file(*make_file("/ws/adjacent.md", ["hermes-agent runs"]))
+    store.replace_file(*make_file("/ws/one.md", ["hermes alone"]))
+    assert sorted(paths(search(store, "hermes-agent"))) == ["/ws/adjacent.md", "/ws/both.md"]
+    assert paths(search(store, "read_file")) == []
+
+
+def test_words_are_or_ed(store: IndexStore) -> None:
+    store.replace_file(*make_file("/ws/a.md", ["container runtime"]))
+    store.replace_file(*make_file("/ws/b.md", ["command line interface cli"]))
+    assert sorted(paths(search(store, "container CLI"))) == ["/ws/a.md", "/ws/b.md"]
+
+
+def test_status_counts(store: IndexStore) -> None:
+    assert (store.status().files, store.status().chunks) == (0, 0)
+    store.replace_file(*make_file("/ws/a.md", ["one", "two", "three"]))
+    store.replace_file(*make_file("/ws/b.md", ["four"]))
+    status = store.status()
+    assert (status.files, status.chunks) == (2, 4)
+    assert status.size_bytes >= 0

@@ -1,0 +1,111 @@
+"""Config validation (seed 000) and query normalization."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.errors import ConfigError
+from hermes_workspace.domain.model import Root
+from hermes_workspace.domain.query import Compound, parse_query
+
+
+def test_defaults() -> None:
+    config = WorkspaceConfig.from_dict({})
+    assert (config.chunking.chunk_size, config.chunking.overlap, config.chunking.threshold) == (512, 80, 512)
+    assert (config.max_file_mb, config.default_limit, config.enabled) == (10.0, 20, True)
+    assert config.primary_path(Path("/h")) == Path("/h/workspace")
+
+
+def test_valid_config_loads() -> None:
+    config = WorkspaceConfig.from_dict(
+        {
+            "workspace": {"enabled": True, "path": "/srv/ws"},
+            "knowledgebase": {
+                "roots": [{"path": "/a", "recursive": True}, {"path": "/b"}, "/c"],
+                "chunking": {"chunk_size": 256, "overlap": 0, "threshold": 16000},
+                "indexing": {"max_file_mb": 0.5},
+                "search": {"default_limit": 5},
+            },
+            "model": {"other": "sections are ignored"},
+        }
+    )
+    assert config.workspace_path == Path("/srv/ws")
+    assert config.roots == (Root(Path("/a"), True), Root(Path("/b"), False), Root(Path("/c"), False))
+    assert config.chunking.threshold == 16000
+    assert config.max_file_bytes == 524288
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"knowledgebase": {"chunking": {"chunk_size": 0}}}, "chunk_size must be > 0"),
+        ({"knowledgebase": {"chunking": {"chunk_size": 100, "overlap": 100}}}, "overlap must be >= 0 and < chunk_size"),
+        ({"knowledgebase": {"chunking": {"overlap": -1}}}, "overlap must be >= 0"),
+        ({"knowledgebase": {"chunking": {"threshold": -1}}}, "threshold must be >= 0"),
+        ({"knowledgebase": {"indexing": {"max_file_mb": 0}}}, "max_file_mb must be > 0"),
+        ({"knowledgebase": {"indexing": {"max_file_mb": -2}}}, "max_file_mb must be > 0"),
+        ({"knowledgebase": {"search": {"default_limit": 0}}}, "default_limit must be >= 1"),
+        ({"knowledgebase": {"search": {"default_limit": -3}}}, "default_limit must be >= 1"),
+        ({"knowledgebase": {"chunking": {"chunk_size": "big"}}}, "chunk_size must be an integer"),
+        ({"knowledgebase": {"chunking": {"chunk_size": True}}}, "chunk_size must be an integer"),
+        ({"knowledgebase": {"chunking": []}}, "knowledgebase.chunking must be a mapping"),
+        ({"knowledgebase": {"roots": "/a"}}, "knowledgebase.roots must be a list"),
+        ({"knowledgebase": {"roots": [{"recursive": True}]}}, "knowledgebase.roots[0]"),
+        ({"workspace": {"enabled": "yes"}}, "workspace.enabled must be true or false"),
+        ({"workspace": {"path": 3}}, "workspace.path must be a string"),
+        (["not", "a", "mapping"], "mapping at the top level"),
+    ],
+)
+def test_invalid_values_fail_early_naming_the_key(data: object, key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        WorkspaceConfig.from_dict(data)  # type: ignore[arg-type]
+    assert key in info.value.message
+    assert info.value.code == "config_invalid"
+    assert info.value.exit_code == 78
+
+
+def test_signature_changes_with_every_chunking_setting() -> None:
+    base = WorkspaceConfig.from_dict({})
+    sigs = {
+        base.chunking_signature("c1"),
+        base.chunking_signature("c2"),
+        WorkspaceConfig.from_dict({"knowledgebase": {"chunking": {"overlap": 10}}}).chunking_signature("c1"),
+        WorkspaceConfig.from_dict({"knowledgebase": {"chunking": {"chunk_size": 300}}}).chunking_signature("c1"),
+        WorkspaceConfig.from_dict({"knowledgebase": {"chunking": {"threshold": 9}}}).chunking_signature("c1"),
+    }
+    assert len(sigs) == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "groups"),
+    [
+        ("container CLI", ("container", "CLI")),
+        ("NOT agent", ("NOT", "agent")),
+        ("hermes-agent", (Compound(("hermes", "agent")),)),
+        ("read_file", (Compound(("read", "file")),)),
+        ("hermes-agent deployment", (Compound(("hermes", "agent")), "deployment")),
+        ("TODO: fix", ("TODO", "fix")),
+        ("ZX-4471", (Compound(("ZX", "4471")),)),
+        ('foo"bar', ("foo", "bar")),
+        ("near(a b)", ("near",)),
+        ("a AND", ("AND",)),
+        ("café naïve", ("café", "naïve")),
+        ("cafe\u0301", ("café",)),
+        ("x-y", ()),
+        ("gpt-4.1", ("gpt",)),
+        ("Deploy deploy DEPLOY", ("Deploy",)),
+        ("", ()),
+        ('"', ()),
+        ("   ", ()),
+    ],
+)
+def test_parse_query(text: str, groups: tuple[object, ...]) -> None:
+    assert parse_query(text).groups == groups
+
+
+def test_long_query_is_capped() -> None:
+    query = parse_query(" ".join(f"word{i}" for i in range(2000)))
+    assert len(query.words) == 64

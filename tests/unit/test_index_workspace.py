@@ -1,0 +1,265 @@
+"""IndexWorkspace built from fakes: skip rules, pruning, fallbacks, error isolation."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.adapters.memory import (
+    InMemoryFileSource,
+    InMemoryIndexLock,
+    InMemoryIndexStore,
+    ParagraphChunker,
+    RecordingProgressSink,
+    Utf8Decoder,
+)
+from hermes_workspace.application.indexing import IndexWorkspace
+from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
+from hermes_workspace.domain.errors import IndexBusyError
+from hermes_workspace.domain.model import Root
+
+HOME = Path("/home/u/.hermes")
+WS = HOME / "workspace"
+NOTES = Path("/data/notes")
+
+
+class RecordingLayout:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Path, bool]] = []
+
+    def ensure(self, primary: Path, *, create_folders: bool) -> None:
+        self.calls.append((primary, create_folders))
+
+
+class FailingStore(InMemoryIndexStore):
+    def __init__(self, fail_name: str) -> None:
+        super().__init__()
+        self.fail_name = fail_name
+
+    def replace_file(self, record, chunks):  # type: ignore[no-untyped-def]
+        if record.path.name == self.fail_name:
+            raise OSError("disk full")
+        super().replace_file(record, chunks)
+
+
+def paragraphs(n: int, words: int = 10, tag: str = "w") -> str:
+    return "\n\n".join(" ".join(f"{tag}{p}x{i}" for i in range(words)) for p in range(n)) + "\n"
+
+
+@pytest.fixture
+def source() -> InMemoryFileSource:
+    src = InMemoryFileSource()
+    src.write(WS / "docs" / "a.md", "# Alpha\n\nalpha deployment notes\n")
+    src.write(WS / "notes" / "b.txt", "bravo rollback\n")
+    return src
+
+
+def make(source, *, store=None, chunker=None, fallback=None, config=None, lock=None, clock=lambda: 1.7e9):
+    config = config or WorkspaceConfig(chunking=ChunkingConfig(chunk_size=50, overlap=5, threshold=20))
+    return IndexWorkspace(
+        config=config,
+        home=HOME,
+        source=source,
+        decoder=Utf8Decoder(),
+        chunker=chunker or ParagraphChunker(overlap=config.chunking.overlap),
+        fallback_chunker=fallback or ParagraphChunker(name="fallback"),
+        store=store if store is not None else InMemoryIndexStore(),
+        lock=lock or InMemoryIndexLock(),
+        layout=RecordingLayout(),
+        clock=clock,
+    )
+
+
+def test_first_run_indexes_every_file_and_records_metadata(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    summary = make(source, store=store).execute(RecordingProgressSink())
+    assert (summary.files_indexed, summary.chunks_created, summary.files_skipped, summary.files_errored) == (2, 2, 0, 0)
+    record = store.get_file(WS / "docs" / "a.md")
+    assert record is not None
+    assert record.root == WS
+    assert record.size == len("# Alpha\n\nalpha deployment notes\n")
+    assert record.indexed_at == "2023-11-14T22:13:20Z"
+    assert record.chunk_count == 1
+    _, chunks = store.files[WS / "docs" / "a.md"]
+    assert chunks[0].section == "# Alpha"
+    assert (chunks[0].line_start, chunks[0].line_end) == (1, 3)
+
+
+def test_unchanged_files_are_skipped_without_reading(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    make(source, store=store).execute(RecordingProgressSink())
+    source.reads.clear()
+    summary = make(source, store=store).execute(RecordingProgressSink())
+    assert summary.files_indexed == 0
+    assert summary.skipped == {"unchanged": 2}
+    assert source.reads == []
+
+
+def test_touched_file_with_same_content_is_read_but_not_rechunked(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    make(source, store=store).execute(RecordingProgressSink())
+    path = WS / "notes" / "b.txt"
+    source.mtimes[path] += 10
+    chunker = ParagraphChunker(overlap=5)
+    summary = make(source, store=store, chunker=chunker).execute(RecordingProgressSink())
+    assert summary.skipped == {"unchanged": 2}
+    assert source.reads[-1] == path
+    assert store.get_file(path).mtime_ns == source.mtimes[path]
+
+
+def test_changed_file_is_replaced_and_deleted_file_pruned(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    make(source, store=store).execute(RecordingProgressSink())
+    source.write(WS / "notes" / "b.txt", "charlie replaced\n")
+    del source.files[WS / "docs" / "a.md"]
+    summary = make(source, store=store).execute(RecordingProgressSink())
+    assert (summary.files_indexed, summary.files_pruned) == (1, 1)
+    assert store.get_file(WS / "docs" / "a.md") is None
+    _, chunks = store.files[WS / "notes" / "b.txt"]
+    assert [c.content for c in chunks] == ["charlie replaced"]
+
+
+def test_chunking_settings_change_rechunks_every_file(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    long_text = paragraphs(6)
+    source.write(WS / "notes" / "long.txt", long_text)
+    make(source, store=store).execute(RecordingProgressSink())
+    before = [c.start_char for c in store.files[WS / "notes" / "long.txt"][1]]
+
+    config = WorkspaceConfig(chunking=ChunkingConfig(chunk_size=50, overlap=0, threshold=20))
+    summary = make(source, store=store, config=config).execute(RecordingProgressSink())
+    after = [c.start_char for c in store.files[WS / "notes" / "long.txt"][1]]
+    assert summary.files_indexed == 3
+    assert before != after
+    assert after == [0, 51, 102, 153, 204, 255]
+
+
+def test_small_file_is_one_chunk_and_large_file_goes_to_the_chunker(source: InMemoryFileSource) -> None:
+    chunker = ParagraphChunker(overlap=5)
+    source.write(WS / "notes" / "long.txt", paragraphs(3))
+    make(source, chunker=chunker).execute(RecordingProgressSink())
+    assert chunker.calls == [WS / "notes" / "long.txt"]
+
+
+def test_failing_chunker_falls_back_to_default(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    source.write(WS / "docs" / "long.md", paragraphs(3))
+    fallback = ParagraphChunker(name="fallback")
+    summary = make(source, store=store, chunker=ParagraphChunker(fail_on="*.md"), fallback=fallback).execute(
+        RecordingProgressSink()
+    )
+    assert summary.files_errored == 0
+    assert fallback.calls == [WS / "docs" / "long.md"]
+    assert len(store.files[WS / "docs" / "long.md"][1]) == 3
+
+
+def test_chunk_failure_in_both_chunkers_is_a_chunk_error_and_the_run_goes_on(source: InMemoryFileSource) -> None:
+    source.write(WS / "docs" / "long.md", paragraphs(3))
+    summary = make(
+        source, chunker=ParagraphChunker(fail_on="*.md"), fallback=ParagraphChunker(fail_on="*.md")
+    ).execute(RecordingProgressSink())
+    assert summary.files_indexed == 2
+    assert [e.to_json() for e in summary.errors] == [
+        {"path": str(WS / "docs" / "long.md"), "stage": "chunk", "error_type": "RuntimeError",
+         "message": "paragraph chunker failed"}
+    ]
+
+
+def test_read_failures_are_reported_by_stage(source: InMemoryFileSource) -> None:
+    source.write(WS / "notes" / "latin1.txt", "caf\xe9".encode("latin-1"))
+    source.write(WS / "notes" / "blob.txt", b"abc\x00def")
+    source.write(WS / "notes" / "gone.txt", "soon gone\n")
+    source.vanish_on_read.add(WS / "notes" / "gone.txt")
+    summary = make(source).execute(RecordingProgressSink())
+    assert summary.files_indexed == 2
+    assert summary.skipped == {"binary_content": 1}
+    by_path = {Path(e.path).name: (e.stage, e.error_type) for e in summary.errors}
+    assert by_path == {"latin1.txt": ("read", "EncodingError"), "gone.txt": ("discover", "FileNotFoundError")}
+
+
+def test_store_failure_is_isolated(source: InMemoryFileSource) -> None:
+    store = FailingStore("a.md")
+    summary = make(source, store=store).execute(RecordingProgressSink())
+    assert summary.files_indexed == 1
+    assert [(e.stage, e.error_type, e.message) for e in summary.errors] == [("store", "OSError", "disk full")]
+
+
+def test_errors_are_capped_at_fifty_but_all_counted() -> None:
+    src = InMemoryFileSource()
+    for i in range(60):
+        src.write(WS / f"bad{i:02}.txt", b"\xff\xfe\xfa bad")
+    summary = make(src).execute(RecordingProgressSink())
+    assert summary.files_errored == 60
+    assert len(summary.errors) == 50
+    assert summary.errors_truncated is True
+    assert summary.to_json()["errors_truncated"] is True
+
+
+def test_missing_root_is_reported_and_its_files_are_not_pruned(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    source.write(NOTES / "n.txt", "november\n")
+    config = WorkspaceConfig(roots=(Root(NOTES, recursive=False),))
+    make(source, store=store, config=config).execute(RecordingProgressSink())
+    assert store.get_file(NOTES / "n.txt") is not None
+
+    del source.files[NOTES / "n.txt"]
+    summary = make(source, store=store, config=config).execute(RecordingProgressSink())
+    assert [(e.path, e.stage) for e in summary.errors] == [(str(NOTES), "discover")]
+    assert summary.files_pruned == 0
+    assert store.get_file(NOTES / "n.txt") is not None
+
+
+def test_removed_root_files_are_pruned(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    source.write(NOTES / "n.txt", "november\n")
+    make(source, store=store, config=WorkspaceConfig(roots=(Root(NOTES),))).execute(RecordingProgressSink())
+    summary = make(source, store=store, config=WorkspaceConfig()).execute(RecordingProgressSink())
+    assert summary.files_pruned == 1
+    assert store.get_file(NOTES / "n.txt") is None
+
+
+def test_non_recursive_root_ignores_subfolders(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    source.write(NOTES / "top.txt", "top level\n")
+    source.write(NOTES / "sub" / "deep.txt", "deep level\n")
+    make(source, store=store, config=WorkspaceConfig(roots=(Root(NOTES),))).execute(RecordingProgressSink())
+    assert store.get_file(NOTES / "top.txt") is not None
+    assert store.get_file(NOTES / "sub" / "deep.txt") is None
+
+
+def test_skipped_files_are_counted_by_reason(source: InMemoryFileSource) -> None:
+    source.write(WS / "pic.png", b"\x89PNG")
+    source.write(WS / "empty.txt", b"")
+    source.write(WS / "blank.txt", "   \n\n")
+    summary = make(source).execute(RecordingProgressSink())
+    assert summary.skipped == {"binary_suffix": 1, "empty": 2}
+    assert summary.files_skipped == 3
+
+
+def test_progress_reports_each_file_in_order(source: InMemoryFileSource) -> None:
+    progress = RecordingProgressSink()
+    make(source).execute(progress)
+    assert progress.events == [
+        ("start", 2),
+        ("advance", 1, 2, WS / "docs" / "a.md"),
+        ("advance", 2, 2, WS / "notes" / "b.txt"),
+        ("finish",),
+    ]
+
+
+def test_second_concurrent_run_is_refused(source: InMemoryFileSource) -> None:
+    lock = InMemoryIndexLock()
+    with lock.hold(), pytest.raises(IndexBusyError) as info:
+        make(source, lock=lock).execute(RecordingProgressSink())
+    assert info.value.code == "index_busy"
+
+
+def test_disabled_workspace_indexes_only_added_roots(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    source.write(NOTES / "n.txt", "november\n")
+    config = replace(WorkspaceConfig(roots=(Root(NOTES),)), enabled=False)
+    summary = make(source, store=store, config=config).execute(RecordingProgressSink())
+    assert summary.files_indexed == 1
+    assert [r.path for r in store.file_records()] == [NOTES / "n.txt"]

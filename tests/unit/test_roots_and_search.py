@@ -1,0 +1,87 @@
+"""Roots and search use cases built from fakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.adapters.memory import InMemoryConfigRepository, InMemoryIndexStore
+from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
+from hermes_workspace.application.search import SearchWorkspace
+from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
+from hermes_workspace.domain.model import Chunk, FileRecord, Root
+
+
+def test_list_roots_starts_with_the_recursive_primary_workspace(tmp_path: Path) -> None:
+    repo = InMemoryConfigRepository()
+    assert ListRoots(repo, tmp_path).execute() == [Root(tmp_path / "workspace", recursive=True, primary=True)]
+
+
+def test_add_root_resolves_symlinks_and_is_idempotent(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    repo = InMemoryConfigRepository()
+    added = AddRoot(repo, tmp_path).execute(link, recursive=True)
+    assert added == Root(real, recursive=True)
+    AddRoot(repo, tmp_path).execute(real, recursive=True)
+    assert repo.config.roots == (Root(real, recursive=True),)
+    assert repo.saves == 1
+    AddRoot(repo, tmp_path).execute(real, recursive=False)
+    assert repo.config.roots == (Root(real, recursive=False),)
+
+
+def test_add_root_rejects_missing_paths_and_files(tmp_path: Path) -> None:
+    repo = InMemoryConfigRepository()
+    with pytest.raises(RootNotFoundError) as info:
+        AddRoot(repo, tmp_path).execute(tmp_path / "nope")
+    assert info.value.code == "root_not_found"
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(RootNotFoundError):
+        AddRoot(repo, tmp_path).execute(tmp_path / "file.txt")
+    assert repo.saves == 0
+
+
+def test_remove_root(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    repo = InMemoryConfigRepository()
+    AddRoot(repo, tmp_path).execute(tmp_path / "a")
+    assert RemoveRoot(repo, tmp_path).execute(tmp_path / "a") == Root(tmp_path / "a")
+    assert repo.config.roots == ()
+    with pytest.raises(RootNotConfiguredError):
+        RemoveRoot(repo, tmp_path).execute(tmp_path / "a")
+    with pytest.raises(UsageError):
+        RemoveRoot(repo, tmp_path).execute(tmp_path / "workspace")
+
+
+def _store_with(paths: list[str]) -> InMemoryIndexStore:
+    store = InMemoryIndexStore()
+    for p in paths:
+        text = "deployment rollback notes"
+        record = FileRecord(Path(p), Path("/"), "h", "s", len(text), 1, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")
+        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 3, "text")])
+    return store
+
+
+def test_search_clamps_limit_and_uses_the_default() -> None:
+    store = _store_with([f"/w/f{i}.txt" for i in range(30)])
+    search = SearchWorkspace(store, default_limit=20)
+    assert len(search.execute("deployment")) == 20
+    assert len(search.execute("deployment", limit=0)) == 1
+    assert len(search.execute("deployment", limit=-5)) == 1
+    assert len(search.execute("deployment", limit=7)) == 7
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "a", "? ! ,", '"', "*"])
+def test_search_without_words_is_an_empty_result(text: str) -> None:
+    assert SearchWorkspace(_store_with(["/w/a.txt"]), default_limit=20).execute(text) == []
+
+
+def test_search_path_prefix_is_made_absolute(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store_with(["/w/docs/a.txt", "/w/docsx/b.txt", "/w/other/c.txt"])
+    monkeypatch.chdir("/")
+    search = SearchWorkspace(store, default_limit=20)
+    assert [str(h.path) for h in search.execute("notes", path="w/docs/")] == ["/w/docs/a.txt"]
+    assert sorted(str(h.path) for h in search.execute("notes", path="/w/docs")) == ["/w/docs/a.txt", "/w/docsx/b.txt"]

@@ -1,0 +1,99 @@
+"""YamlConfigRepository (comments kept), FileIndexLock, FilesystemLayout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.adapters.file_lock import FileIndexLock
+from hermes_workspace.adapters.filesystem_layout import FilesystemLayout
+from hermes_workspace.adapters.yaml_config import YamlConfigRepository
+from hermes_workspace.domain.constants import DEFAULT_IGNORE_RULES
+from hermes_workspace.domain.errors import ConfigError, IndexBusyError
+from hermes_workspace.domain.model import Root
+
+USER_CONFIG = """\
+# my hermes settings
+model:
+  name: big-model   # keep me
+workspace:
+  enabled: true
+knowledgebase:
+  # roots I care about
+  roots: []
+  chunking:
+    chunk_size: 256   # smaller chunks
+"""
+
+
+def test_missing_file_means_defaults(tmp_path: Path) -> None:
+    config = YamlConfigRepository(tmp_path / "config.yaml").load()
+    assert config.chunking.chunk_size == 512
+    assert config.roots == ()
+
+
+def test_save_roots_keeps_comments_and_other_sections(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(USER_CONFIG)
+    repo = YamlConfigRepository(path)
+    repo.save_roots((Root(Path("/data/notes"), recursive=True), Root(Path("/src"))))
+    text = path.read_text()
+    assert "# my hermes settings" in text
+    assert "name: big-model   # keep me" in text
+    assert "chunk_size: 256   # smaller chunks" in text
+    assert "# roots I care about" in text
+    config = repo.load()
+    assert config.roots == (Root(Path("/data/notes"), True), Root(Path("/src"), False))
+    assert config.chunking.chunk_size == 256
+
+
+def test_save_roots_creates_the_file_and_section(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "config.yaml"
+    YamlConfigRepository(path).save_roots((Root(Path("/x")),))
+    assert YamlConfigRepository(path).load().roots == (Root(Path("/x")),)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("knowledgebase: [unclosed\n", "not valid YAML at line"),
+        ("- a\n- b\n", "mapping at the top level"),
+        ("knowledgebase:\n  chunking:\n    overlap: 9999\n", "overlap must be >= 0 and < chunk_size"),
+    ],
+)
+def test_invalid_files_raise_config_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        YamlConfigRepository(path).load()
+    assert message in info.value.message
+
+
+def test_lock_refuses_a_second_holder_and_frees_on_exit(tmp_path: Path) -> None:
+    path = tmp_path / ".index" / "index.lock"
+    first, second = FileIndexLock(path), FileIndexLock(path)
+    with first.hold():
+        with pytest.raises(IndexBusyError) as info:
+            with second.hold():
+                pass
+        assert info.value.exit_code == 75
+    with second.hold():
+        pass
+
+
+def test_layout_seeds_folders_and_never_overwrites_the_ignore_file(tmp_path: Path) -> None:
+    primary = tmp_path / "ws"
+    FilesystemLayout().ensure(primary, create_folders=True)
+    assert sorted(p.name for p in primary.iterdir()) == [
+        ".hermesignore", ".index", "code", "data", "docs", "media", "notes", "uploads"
+    ]
+    assert (primary / ".hermesignore").read_text() == DEFAULT_IGNORE_RULES
+    (primary / ".hermesignore").write_text("mine\n")
+    FilesystemLayout().ensure(primary, create_folders=True)
+    assert (primary / ".hermesignore").read_text() == "mine\n"
+
+
+def test_layout_without_folders_creates_only_the_index_dir(tmp_path: Path) -> None:
+    FilesystemLayout().ensure(tmp_path / "ws", create_folders=False)
+    assert [p.name for p in (tmp_path / "ws").iterdir()] == [".index"]
