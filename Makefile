@@ -18,8 +18,13 @@ install: $(BIN)/python
 install-dev: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[workspace,dev]'
 
+# The standard library's top-level modules plus its larger packages (recursive); the whole tree
+# would also take in site-packages.
+STDLIB_PACKAGES := asyncio concurrent email html http importlib json logging multiprocessing sqlite3 unittest urllib xml
+
 demo: install
-	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace roots add $(STDLIB) --recursive
+	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace roots add $(STDLIB)
+	for pkg in $(STDLIB_PACKAGES); do HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace roots add $(STDLIB)/$$pkg --recursive > /dev/null; done
 	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace index
 	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace --human search json decoder --limit 3
 	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace search read_file --limit 2

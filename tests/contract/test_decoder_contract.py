@@ -19,6 +19,13 @@ from hermes_workspace.adapters.memory import Utf8Decoder
 from hermes_workspace.domain.errors import BinaryContentError, DecodeError, WorkspaceError
 from hermes_workspace.domain.ports import Decoder
 
+
+def random_bytes(seed: int, count: int, low: int, high: int | None = None) -> bytes:
+    """``count`` reproducible random bytes in ``range(low, high)`` (``range(low)`` if no ``high``)."""
+    rng = random.Random(seed)
+    return bytes(rng.randrange(low, high) if high is not None else rng.randrange(low) for _ in range(count))
+
+
 DECODERS = {"utf8-fake": Utf8Decoder, "charset": CharsetDecoder}
 
 
@@ -64,7 +71,7 @@ def test_utf8_bom_is_removed(decoder: Decoder) -> None:
         b"abc\x00def",
         b"\x00",
         b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
-        bytes(random.Random(7).randrange(256) for _ in range(4096)) + b"\x00",
+        random_bytes(7, 4096, 256) + b"\x00",
     ],
     ids=["nul-in-text", "single-nul", "png-header", "random-binary"],
 )
@@ -82,7 +89,7 @@ def test_nul_bytes_are_binary(decoder: Decoder, data: bytes) -> None:
         b"caf\xe9",
         b"\xc3\x28 invalid two-byte sequence",
         b"truncated \xe2\x82",
-        bytes(random.Random(3).randrange(0x80, 0x100) for _ in range(300)),
+        random_bytes(3, 300, 0x80, 0x100),
     ],
     ids=["cp1252-paragraph", "cp1252-word", "bad-continuation", "truncated", "random-high-bytes"],
 )

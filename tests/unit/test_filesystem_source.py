@@ -252,7 +252,10 @@ def test_nested_ignore_files_are_ordinary_files(root: Path) -> None:
 
 
 def test_gitignore_rules_leave_out_dot_git_like_git(root: Path, listed_dirs: list[str]) -> None:
-    write(root, {".gitignore": "*.log\n", ".git/config": "x\n", "mod/.git": "gitdir: ../.git/modules/mod\n", "a.py": "x\n"})
+    write(
+        root,
+        {".gitignore": "*.log\n", ".git/config": "x\n", "mod/.git": "gitdir: ../.git/modules/mod\n", "a.py": "x\n"},
+    )
 
     assert indexed(discover(root), root) == {".gitignore", "a.py"}
     assert str(root / ".git") not in listed_dirs
@@ -307,7 +310,10 @@ def test_ignore_specs_are_compiled_once_per_content(root: Path) -> None:
 
 
 def test_ignore_file_with_bom_and_crlf(root: Path) -> None:
-    write(root, {".hermesignore": b"\xef\xbb\xbf*.log\r\nsecret.txt\r\n", "a.log": "x\n", "secret.txt": "x\n", "b.md": "x\n"})
+    write(
+        root,
+        {".hermesignore": b"\xef\xbb\xbf*.log\r\nsecret.txt\r\n", "a.log": "x\n", "secret.txt": "x\n", "b.md": "x\n"},
+    )
 
     assert indexed(discover(root), root) == {".hermesignore", "b.md"}
 
@@ -330,14 +336,20 @@ def test_non_recursive_root_lists_only_the_root(root: Path, listed_dirs: list[st
 
 
 def test_very_deep_trees_do_not_hit_the_recursion_limit(root: Path) -> None:
-    deep = str(root)
-    for _ in range(1100):  # os.makedirs and Path.mkdir(parents=True) recurse themselves
-        deep += "/d"
-        os.mkdir(deep)
-    deep = Path(deep)
-    (deep / "bottom.txt").write_text("x\n")
+    depth = 1100  # deeper than sys.getrecursionlimit(): the walk keeps its own stack
+    dirs = [str(root)]
+    try:
+        for _ in range(depth):  # os.makedirs and Path.mkdir(parents=True) recurse themselves
+            dirs.append(dirs[-1] + "/d")
+            os.mkdir(dirs[-1])
+        Path(dirs[-1], "bottom.txt").write_text("x\n")
 
-    assert indexed(discover(root), root) == {"/".join(["d"] * 1100) + "/bottom.txt"}
+        assert indexed(discover(root), root) == {"/".join(["d"] * depth) + "/bottom.txt"}
+    finally:
+        # shutil.rmtree (pytest's tmp_path cleanup) recurses too: leave no deep tree behind.
+        Path(dirs[-1], "bottom.txt").unlink(missing_ok=True)
+        for path in reversed(dirs[1:]):
+            os.rmdir(path)
 
 
 def test_size_and_mtime_come_from_stat(root: Path) -> None:

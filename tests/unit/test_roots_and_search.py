@@ -11,6 +11,7 @@ from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
 from hermes_workspace.application.search import SearchWorkspace
 from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
 from hermes_workspace.domain.model import Chunk, FileRecord, Root
+from hermes_workspace.domain.query import parse_query
 
 
 def test_list_roots_starts_with_the_recursive_primary_workspace(tmp_path: Path) -> None:
@@ -85,3 +86,20 @@ def test_search_path_prefix_is_made_absolute(monkeypatch: pytest.MonkeyPatch) ->
     search = SearchWorkspace(store, default_limit=20)
     assert [str(h.path) for h in search.execute("notes", path="w/docs/")] == ["/w/docs/a.txt"]
     assert sorted(str(h.path) for h in search.execute("notes", path="/w/docs")) == ["/w/docs/a.txt", "/w/docsx/b.txt"]
+
+
+def test_exact_compound_matches_come_first() -> None:
+    store = InMemoryIndexStore()
+    texts = {
+        "/w/noisy.py": "read the file; read another file; read file after file, read file",
+        "/w/defines.py": "def read_file(path):\n    return path",
+        "/w/other.py": "unrelated words only",
+    }
+    for p, text in texts.items():
+        record = FileRecord(Path(p), Path("/w"), "h", "s", len(text), 1, "t", "t")
+        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 3, "code")])
+    plain = store.search(parse_query("read_file"))
+    assert [h.path.name for h in plain] == ["noisy.py", "defines.py"]
+    search = SearchWorkspace(store, default_limit=20)
+    assert [h.path.name for h in search.execute("read_file()")] == ["defines.py", "noisy.py"]
+    assert [h.path.name for h in search.execute("READ_FILE", limit=1)] == ["defines.py"]

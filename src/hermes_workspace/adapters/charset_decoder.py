@@ -71,7 +71,7 @@ class CharsetDecoder:
         if codec == "utf-8" and b"\x00" in data:
             raise BinaryContentError("starts with a UTF-8 byte-order mark but contains NUL bytes")
         try:
-            text = data[len(bom):].decode(codec)
+            text = data[len(bom) :].decode(codec)
         except UnicodeDecodeError as exc:
             if codec == "utf-32-le":
                 return None

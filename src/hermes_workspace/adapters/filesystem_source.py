@@ -236,13 +236,12 @@ class FilesystemSource:
                     yield _problem(Path(entry.path), configured, exc)
                     continue
                 key = (dir_stat.st_dev, dir_stat.st_ino)
-                if False:
+                if key in chain:
                     yield DiscoveryProblem(
                         Path(entry.path),
                         configured,
                         "SymlinkLoop",
-                        f"{entry.path} points back to {chain[key]}, a directory already being walked; "
-                        "not followed",
+                        f"{entry.path} points back to {chain[key]}, a directory already being walked; not followed",
                     )
                     continue
                 try:

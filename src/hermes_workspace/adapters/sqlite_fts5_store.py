@@ -586,15 +586,25 @@ class SqliteFts5Store:
         if glob:
             where.append(f"{'f.abs_path' if '/' in glob else 'f.name'} GLOB :glob")
             params["glob"] = glob
+        # Rank first on ids and scores only, then fetch the content of the top rows: sorting
+        # every match together with its content made common-word queries 2-3x slower.
+        joins = ""
+        if len(where) > 1:
+            joins = "JOIN chunks AS c ON c.id = chunks_fts.rowid JOIN files AS f ON f.id = c.file_id"
         sql = f"""
+            WITH top AS (
+                SELECT chunks_fts.rowid AS id, bm25(chunks_fts, {weights}) AS bm
+                FROM chunks_fts {joins}
+                WHERE {" AND ".join(where)}
+                ORDER BY bm
+                LIMIT :limit
+            )
             SELECT f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index,
-                   bm25(chunks_fts, {weights}) AS bm, c.token_count, f.modified_at, c.content
-            FROM chunks_fts
-            JOIN chunks AS c ON c.id = chunks_fts.rowid
+                   top.bm, c.token_count, f.modified_at, c.content
+            FROM top
+            JOIN chunks AS c ON c.id = top.id
             JOIN files AS f ON f.id = c.file_id
-            WHERE {" AND ".join(where)}
-            ORDER BY bm, f.abs_path, c.chunk_index
-            LIMIT :limit
+            ORDER BY top.bm, f.abs_path, c.chunk_index
         """
 
         def run(conn: apsw.Connection) -> list[SearchHit]:

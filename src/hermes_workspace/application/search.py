@@ -7,12 +7,21 @@ from dataclasses import dataclass
 
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.ports import IndexStore
-from hermes_workspace.domain.query import parse_query
+from hermes_workspace.domain.query import Compound, parse_query
+
+EXACT_CANDIDATES = 50
+"""Candidates fetched when a query holds a compound, among which exact matches are moved up."""
 
 
 @dataclass
 class SearchWorkspace:
-    """Normalizes the text into a query and asks the store for ranked hits."""
+    """Normalizes the text into a query and asks the store for ranked hits.
+
+    Identifiers typed whole (``read_file``, ``hermes-agent``) get one ranking rule on top of the
+    store's BM25: among the best ``max(limit, 50)`` candidates, hits whose content contains the
+    compound exactly as typed (case-insensitive) come first, in BM25 order. BM25 alone ranks a
+    chunk that says "read" and "file" many times above the one that defines ``read_file``.
+    """
 
     store: IndexStore
     default_limit: int
@@ -45,7 +54,21 @@ class SearchWorkspace:
         if query.is_empty:
             return []
         limit = self.default_limit if limit is None else max(1, limit)
-        return self.store.search(query, path_prefix=_absolute_prefix(path), glob=glob or None, limit=limit)
+        literals = [g.literal.casefold() for g in query.groups if isinstance(g, Compound) and g.literal]
+        fetch = max(limit, EXACT_CANDIDATES) if literals else limit
+        hits = self.store.search(query, path_prefix=_absolute_prefix(path), glob=glob or None, limit=fetch)
+        if literals:
+            hits = _exact_first(hits, literals)
+        return hits[:limit]
+
+
+def _exact_first(hits: list[SearchHit], literals: list[str]) -> list[SearchHit]:
+    def exact_matches(hit: SearchHit) -> int:
+        text = hit.content.casefold()
+        return sum(1 for literal in literals if literal in text)
+
+    # sorted() is stable: BM25 order is kept within each group.
+    return sorted(hits, key=lambda h: -exact_matches(h))
 
 
 def _absolute_prefix(path: str | None) -> str | None:

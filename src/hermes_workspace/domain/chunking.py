@@ -7,9 +7,10 @@ decides what a chunk *is*, the same way for all of them:
    and ``read_file(path, line_start, line_end)`` shows it whole (a cut inside a line that has no
    line start near it, as in minified code, stays where it is);
 2. blank lines at a chunk's start and whitespace at its end are trimmed; empty chunks are dropped;
-3. each chunk but the first is extended backwards by ``overlap`` words of its predecessor, then to
-   the start of that line when that adds at most ``overlap`` more words (DESIGN.md §6: overlap is
-   applied after chunking, for all paths);
+3. each chunk but the first is extended backwards by ``overlap`` words of its predecessor (at most
+   half of the predecessor's words), then to the start of that line when that adds at most as many
+   words again and stays after the predecessor's first line (DESIGN.md §6: overlap is applied after
+   chunking, for all paths);
 4. ``section`` is found from the chunk's own start (before overlap): the markdown heading it sits
    under, or the code definition it starts in.
 
@@ -265,10 +266,14 @@ def build_chunks(
     cores = _core_spans(text, _snap_cuts(text, cuts, lines), lines)
     chunks: list[Chunk] = []
     previous_core_start = 0
+    previous_words = 0
     for i, (core_start, end) in enumerate(cores):
         start = core_start
-        if i > 0 and overlap > 0:
-            start = _overlap_start(text, previous_core_start, core_start, overlap, lines)
+        # Never repeat more than half of the previous chunk: a small chunk (a short markdown
+        # section) is not copied whole into its successor, and chunk starts strictly increase.
+        shared = min(overlap, previous_words // 2)
+        if i > 0 and shared > 0:
+            start = _overlap_start(text, previous_core_start, core_start, shared, lines)
         content = text[start:end]
         line_start, line_end = lines.span(start, end)
         chunks.append(
@@ -285,6 +290,7 @@ def build_chunks(
             )
         )
         previous_core_start = core_start
+        previous_words = count_words(text[core_start:end]) if overlap > 0 else 0
     return chunks
 
 
@@ -376,8 +382,9 @@ def _core_spans(text: str, cuts: list[int], lines: LineIndex) -> list[tuple[int,
 
 def _overlap_start(text: str, previous_start: int, start: int, overlap: int, lines: LineIndex) -> int:
     """Offset ``overlap`` words before ``start`` (not before ``previous_start``), moved back to
-    its line start when that stays inside the previous chunk and adds at most ``overlap`` words
-    (a long line, as in minified code or unwrapped prose, keeps the cut inside the line)."""
+    its line start when that stays inside the previous chunk, after its first line, and adds at
+    most ``overlap`` words (a long line, as in minified code or unwrapped prose, keeps the cut
+    inside the line)."""
     window_start = previous_start
     # Only the tail of the previous chunk matters: look at a window large enough for `overlap`
     # words of any reasonable length before scanning the whole chunk.
@@ -394,7 +401,7 @@ def _overlap_start(text: str, previous_start: int, start: int, overlap: int, lin
         return start
     candidate = words[-overlap] if len(words) >= overlap else words[0]
     line_start = lines.start_of_line_containing(candidate)
-    if line_start < previous_start or line_start == candidate:
+    if line_start <= previous_start or line_start == candidate:
         return candidate
     extra = sum(1 for _ in islice(_WORD.finditer(text, line_start, candidate), overlap + 1))
     return line_start if extra <= overlap else candidate

@@ -8,7 +8,7 @@ compiles a :class:`Query` into its own syntax, quoting every term. Operators suc
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hermes_workspace.domain.constants import MAX_QUERY_TERMS, MIN_TERM_CHARS
 
@@ -18,9 +18,12 @@ _COMPOUND_SEPARATORS = frozenset("-_")
 @dataclass(frozen=True, slots=True)
 class Compound:
     """Sub-words of a hyphenated or underscored input word (``hermes-agent``, ``read_file``):
-    a store should require all ``parts`` and prefer them adjacent, in order."""
+    a store should require all ``parts`` and prefer them adjacent, in order. ``literal`` is the
+    word as typed, from its first part to its last (``read_file`` out of ``read_file()``), for
+    exact-match boosting; it does not take part in equality."""
 
     parts: tuple[str, ...]
+    literal: str = field(default="", compare=False)
 
 
 Group = str | Compound
@@ -94,7 +97,9 @@ def parse_query(text: str) -> Query:
             if key in seen or len(parts) > budget:
                 continue
             seen.add(key)
-            groups.append(Compound(tuple(parts)))
+            start = raw_word.find(parts[0])
+            end = raw_word.rfind(parts[-1]) + len(parts[-1])
+            groups.append(Compound(tuple(parts), literal=raw_word[start:end]))
             budget -= len(parts)
         else:
             for part in parts:
