@@ -261,3 +261,18 @@ def test_no_match_is_a_decode_error(decoder: CharsetDecoder, monkeypatch: pytest
 
     with pytest.raises(DecodeError, match="no encoding that fits"):
         decoder.decode(b"\xff\xfe\xfd"[::-1] + b"abc")
+
+
+def test_pep263_declared_encoding_is_used_before_detection() -> None:
+    source = "# -*- coding: koi8-r -*-\nprint('Привет, мир')\n"
+    assert CharsetDecoder().decode(source.encode("koi8-r")) == source
+    vim = "#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\ns = 'naïve'\n"
+    assert CharsetDecoder().decode(vim.encode("latin-1")) == vim
+
+
+def test_declaration_on_line_three_is_ignored_and_unknown_codecs_fall_through() -> None:
+    late = "x = 1\ny = 2\n# coding: koi8-r\nz = 'Привет'\n".encode("koi8-r")
+    with pytest.raises(DecodeError):
+        CharsetDecoder().decode(late)
+    bogus = "# coding: no-such-codec\ns = 'caf\xe9 au lait, cr\xe8me br\xfbl\xe9e, na\xefve fa\xe7ade'\n".encode("cp1252")
+    assert "crème" in CharsetDecoder().decode(bogus)

@@ -18,7 +18,7 @@ from hermes_workspace.adapters.memory import (
 from hermes_workspace.application.indexing import IndexWorkspace
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.errors import IndexBusyError
-from hermes_workspace.domain.model import Root
+from hermes_workspace.domain.model import DiscoveryProblem, Root
 
 HOME = Path("/home/u/.hermes")
 WS = HOME / "workspace"
@@ -263,3 +263,47 @@ def test_disabled_workspace_indexes_only_added_roots(source: InMemoryFileSource)
     summary = make(source, store=store, config=config).execute(RecordingProgressSink())
     assert summary.files_indexed == 1
     assert [r.path for r in store.file_records()] == [NOTES / "n.txt"]
+
+
+class ProblemSource(InMemoryFileSource):
+    """Reports one folder as unreadable and hides the files under it."""
+
+    def __init__(self, problem: Path) -> None:
+        super().__init__()
+        self.problem = problem
+        self.active = False
+
+    def discover(self, roots):  # type: ignore[no-untyped-def]
+        for item in super().discover(roots):
+            if self.active and self.problem in item.path.parents:
+                continue
+            yield item
+        if self.active:
+            yield DiscoveryProblem(self.problem, WS, "PermissionError", "permission denied")
+
+
+def test_files_under_an_unreadable_folder_are_kept_not_pruned() -> None:
+    src = ProblemSource(WS / "private")
+    src.write(WS / "private" / "secret.txt", "kept\n")
+    src.write(WS / "public.txt", "public\n")
+    store = InMemoryIndexStore()
+    make(src, store=store).execute(RecordingProgressSink())
+    src.active = True
+    del src.files[WS / "public.txt"]
+    summary = make(src, store=store).execute(RecordingProgressSink())
+    assert summary.files_pruned == 1
+    assert [(e.path, e.stage, e.error_type) for e in summary.errors] == [
+        (str(WS / "private"), "discover", "PermissionError")
+    ]
+    assert store.get_file(WS / "private" / "secret.txt") is not None
+    assert store.get_file(WS / "public.txt") is None
+
+
+def test_the_index_folder_itself_is_never_indexed() -> None:
+    src = InMemoryFileSource()
+    src.write(WS / ".index" / "workspace.sqlite-wal", "looks like text\n")
+    src.write(WS / "a.txt", "alpha\n")
+    store = InMemoryIndexStore()
+    summary = make(src, store=store).execute(RecordingProgressSink())
+    assert summary.files_indexed == 1
+    assert [r.path for r in store.file_records()] == [WS / "a.txt"]

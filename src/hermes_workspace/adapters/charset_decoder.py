@@ -4,6 +4,7 @@ charset-normalizer detection. Never lossy: no ``errors="replace"``, no invented 
 from __future__ import annotations
 
 import codecs
+import re
 
 from charset_normalizer import from_bytes
 
@@ -17,6 +18,9 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+
+_CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+"""PEP 263's encoding declaration (also the Emacs/Vim ``-*- coding: x -*-`` form) in line 1 or 2."""
 
 PREFERRED_ON_TIE = "cp1252"
 """When charset-normalizer ranks several single-byte code pages equally (same chaos, same
@@ -32,7 +36,8 @@ class CharsetDecoder:
 
     Order: (1) a byte-order mark decides: UTF-32 LE/BE, UTF-8, UTF-16 LE/BE, decoded strictly, BOM
     removed (FF FE 00 00 that is not valid UTF-32 is tried as UTF-16 LE); (2) without a UTF-16/32
-    BOM, a NUL byte means binary; (3) strict UTF-8; (4) charset-normalizer's best match, accepted if
+    BOM, a NUL byte means binary; (3) strict UTF-8; (4) an encoding declared in the first two lines
+    (PEP 263 ``# -*- coding: koi8-r -*-``), decoded strictly; (5) charset-normalizer's best match, accepted if
     its coherence >= ``min_coherence``, ties between equally ranked code pages going to
     :data:`PREFERRED_ON_TIE`, then decoded strictly; output containing U+FFFD is refused unless the
     bytes really encode it (re-encoding gives back the same bytes).
@@ -63,6 +68,9 @@ class CharsetDecoder:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             utf8_error = f"not UTF-8 ({exc.reason} at byte {exc.start})"
+        declared = _declared_encoding(data)
+        if declared is not None:
+            return declared
         return self._detect(data, utf8_error)
 
     @staticmethod
@@ -112,3 +120,17 @@ class CharsetDecoder:
             f"{utf8_error}; detected {best.encoding} (coherence {best.coherence:.2f}) does not decode it "
             f"without loss: {failure}"
         ) from failure
+
+
+def _declared_encoding(data: bytes) -> str | None:
+    """The text decoded with the codec its first two lines declare, or ``None`` when there is no
+    declaration, the codec is unknown, or the bytes do not decode strictly with it."""
+    head = b"\n".join(data.split(b"\n", 2)[:2])
+    match = _CODING_COOKIE.search(head)
+    if match is None:
+        return None
+    try:
+        codec = codecs.lookup(match.group(1).decode("ascii"))
+        return data.decode(codec.name)
+    except (LookupError, UnicodeDecodeError, UnicodeError):
+        return None

@@ -13,6 +13,7 @@ import structlog
 
 from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.constants import INDEX_DIRNAME
 from hermes_workspace.domain.errors import BinaryContentError, DecodeError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import (
@@ -88,7 +89,7 @@ class IndexWorkspace:
             self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
             roots = self._roots()
             signature = self.config.chunking_signature(self.chunker.signature)
-            candidates, seen, unreadable_roots = self._discover(roots, summary)
+            candidates, seen, unreadable = self._discover(roots, summary)
             progress.start(len(candidates))
             try:
                 for position, file in enumerate(candidates, start=1):
@@ -96,7 +97,7 @@ class IndexWorkspace:
                     self._index_file(file, signature, summary)
             finally:
                 progress.finish()
-            self._prune(seen, unreadable_roots, summary)
+            self._prune(seen, unreadable, summary)
         summary.duration_seconds = time.perf_counter() - started
         log.info("index finished", **{k: v for k, v in summary.to_json().items() if k != "errors"})
         return summary
@@ -110,23 +111,29 @@ class IndexWorkspace:
     def _discover(
         self, roots: list[Root], summary: IndexSummary
     ) -> tuple[list[SourceFile], set[Path], set[Path]]:
+        """Candidates in walk order (first root wins for a file under two roots), every path
+        seen, and the paths that could not be looked at: whatever the index holds under those is
+        kept rather than pruned (an unmounted drive or a folder without permission is not a
+        deletion)."""
         candidates: list[SourceFile] = []
         seen: set[Path] = set()
-        unreadable_roots: set[Path] = set()
+        unreadable: set[Path] = set()
+        own_index = self.config.primary_path(self.home) / INDEX_DIRNAME
         for item in self.source.discover(roots):
             if isinstance(item, SourceFile):
+                if own_index in item.path.parents:
+                    continue
                 if item.path not in seen:
                     seen.add(item.path)
                     candidates.append(item)
             elif isinstance(item, SkippedFile):
                 summary.add_skip(item.reason)
             elif isinstance(item, DiscoveryProblem):
-                if item.path == item.root:
-                    unreadable_roots.add(item.root)
+                unreadable.add(item.path)
                 summary.add_error(FileFailure(str(item.path), "discover", item.error_type, item.message))
                 log.warning("cannot look at path", path=str(item.path), stage="discover",
                             error_type=item.error_type, message=item.message)
-        return candidates, seen, unreadable_roots
+        return candidates, seen, unreadable
 
     def _index_file(self, file: SourceFile, signature: str, summary: IndexSummary) -> None:
         try:
@@ -214,11 +221,13 @@ class IndexWorkspace:
         except Exception as exc:
             raise _FileFailed("store", exc) from exc
 
-    def _prune(self, seen: set[Path], unreadable_roots: set[Path], summary: IndexSummary) -> None:
+    def _prune(self, seen: set[Path], unreadable: set[Path], summary: IndexSummary) -> None:
         stale = [
             record.path
             for record in self.store.file_records()
-            if record.path not in seen and record.root not in unreadable_roots
+            if record.path not in seen
+            and record.path not in unreadable
+            and not any(parent in unreadable for parent in record.path.parents)
         ]
         if stale:
             summary.files_pruned = self.store.delete_files(stale)

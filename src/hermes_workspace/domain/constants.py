@@ -39,7 +39,7 @@ BINARY_SUFFIXES: frozenset[str] = frozenset(
     {
         # images
         ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".icns", ".tif", ".tiff", ".webp",
-        ".heic", ".psd", ".svg", ".avif",
+        ".heic", ".psd", ".svg", ".avif", ".pbm", ".pgm", ".ppm", ".pnm", ".xcf",
         # audio / video
         ".mp3", ".mp4", ".m4a", ".wav", ".flac", ".ogg", ".oga", ".opus", ".aac", ".mov", ".avi",
         ".mkv", ".webm", ".wmv", ".flv",
@@ -90,7 +90,7 @@ __pycache__/
 .tox/
 .venv/
 venv/
-.env/
+.env
 *.egg-info/
 .eggs/
 dist/
@@ -107,10 +107,15 @@ target/
 out/
 _build/
 
+# Secrets
+*.pem
+*.key
+
 # Hermes internals
 .index/
 """
-"""Seed 000's default ``.hermesignore``: seeded into the primary workspace and used for any root
+"""Seed 000's default ``.hermesignore`` (``.env`` widened from a folder rule to files too, and key
+files added, so secrets stay out of the index by default): seeded into the primary workspace and used for any root
 that has neither a ``.hermesignore`` nor a ``.gitignore``."""
 
 MARKDOWN_SUFFIXES: frozenset[str] = frozenset({".md", ".mdx", ".markdown"})
