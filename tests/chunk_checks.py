@@ -1,9 +1,6 @@
 """Checks and sample texts shared by the chunker tests (policy, Chonkie adapter, contract suite).
 
-Import from a test module with::
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from chunk_checks import assert_chunk_invariants, INVARIANT_TEXTS
+Use from a test module with ``from tests.chunk_checks import assert_chunk_invariants``.
 """
 
 from __future__ import annotations
@@ -52,9 +49,7 @@ def assert_chunk_invariants(text: str, chunks: Sequence[Chunk]) -> None:
 
 
 def _paragraphs(count: int, words: int, *, newline: str = "\n", prefix: str = "word") -> str:
-    return (newline * 2).join(
-        " ".join(f"{prefix}{p}x{w}" for w in range(words)) + "." for p in range(count)
-    )
+    return (newline * 2).join(" ".join(f"{prefix}{p}x{w}" for w in range(words)) + "." for p in range(count))
 
 
 def minified_js(size: int = 200_000) -> str:

@@ -11,6 +11,7 @@ from hermes_workspace.adapters.memory import (
     InMemoryFileSource,
     InMemoryIndexLock,
     InMemoryIndexStore,
+    InMemoryLayout,
     ParagraphChunker,
     RecordingProgressSink,
     Utf8Decoder,
@@ -23,14 +24,6 @@ from hermes_workspace.domain.model import DiscoveryProblem, Root
 HOME = Path("/home/u/.hermes")
 WS = HOME / "workspace"
 NOTES = Path("/data/notes")
-
-
-class RecordingLayout:
-    def __init__(self) -> None:
-        self.calls: list[tuple[Path, bool]] = []
-
-    def ensure(self, primary: Path, *, create_folders: bool) -> None:
-        self.calls.append((primary, create_folders))
 
 
 class FailingStore(InMemoryIndexStore):
@@ -67,7 +60,7 @@ def make(source, *, store=None, chunker=None, fallback=None, config=None, lock=N
         fallback_chunker=fallback or ParagraphChunker(name="fallback"),
         store=store if store is not None else InMemoryIndexStore(),
         lock=lock or InMemoryIndexLock(),
-        layout=RecordingLayout(),
+        layout=InMemoryLayout(),
         clock=clock,
     )
 

@@ -7,10 +7,10 @@ cut offsets into chunks (line snapping, trimming, overlap, sections), the same w
   ATX and setext); heading sections are packed greedily up to ``chunk_size`` words and a section
   larger than that is cut by a ``RecursiveChunker`` (paragraphs, lines, sentences, words);
 - code (suffixes of :data:`~hermes_workspace.domain.constants.CODE_LANGUAGES`): a tree-sitter
-  ``CodeChunker`` for the mapped language; its chunk starts are the cuts, a piece still larger
-  than ``chunk_size`` words (a long docstring) is cut further like prose, and a cut just below a
-  comment block moves up so that the comment stays with the definition it documents. A language
-  whose grammar cannot be loaded is chunked as text;
+  ``CodeChunker`` for the mapped language; its chunk starts are the cuts, moved up to the
+  definition header, decorators and comments they follow (``align_code_cuts``), and a piece still
+  larger than ``chunk_size`` words (a long docstring) is cut further like prose. A language whose
+  grammar cannot be loaded is chunked as text;
 - everything else: the ``RecursiveChunker`` alone.
 
 Units: ``chunk_size`` and ``overlap`` are words (runs of non-whitespace, ``str.split()``, the
@@ -29,11 +29,13 @@ import logging
 import re
 import warnings
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_workspace.domain.chunking import (
     POLICY_VERSION,
+    align_code_cuts,
     build_chunks,
     count_words,
     markdown_sections,
@@ -42,13 +44,13 @@ from hermes_workspace.domain.chunking import (
 from hermes_workspace.domain.constants import CODE_LANGUAGES, MARKDOWN_SUFFIXES
 from hermes_workspace.domain.errors import ChunkingError, MissingExtraError
 from hermes_workspace.domain.lines import LineIndex
-from hermes_workspace.domain.model import Chunk
+from hermes_workspace.domain.model import Chunk, ChunkKind
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from chonkie import CodeChunker, RecursiveChunker
 
 ADAPTER_VERSION = 1
-"""Version of this adapter's own choices (dispatch, recursive rules, comment attachment); part of
+"""Version of this adapter's own choices (dispatch, recursive rules, header slack); part of
 :attr:`ChonkieChunker.signature`. Bump it when they change so that indexes are rebuilt."""
 
 INSTALL_HINT = "pip install 'hermes-workspace[workspace]'"
@@ -57,7 +59,8 @@ _SENTENCE_ENDS = [". ", "! ", "? ", "。", "！", "？"]
 _OTHER_WHITESPACE = [
     ch for ch in map(chr, range(0x3001)) if ch.isspace() and ch not in " \n"
 ]  # tab, \r, \v, \f, \x1c-\x1f, \x85, NBSP, the U+2000 spaces, U+2028/9, U+3000...
-_COMMENT_LINE = re.compile(r"[ \t]*(?:#|//|/\*|\*(?:[ \t/]|$)|--|;)")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 Mode = Literal["auto", "text"]
 
@@ -66,8 +69,9 @@ class ChonkieChunker:
     """Structure-aware chunker: markdown headings, tree-sitter code, paragraphs for the rest.
 
     Args:
-        chunk_size: target maximum words per chunk, before overlap (> 0). A chunk exceeds it only
-            where the text gives no whitespace to cut at, or by the lines its cuts snap to.
+        chunk_size: target maximum words per chunk, before overlap (> 0). A chunk exceeds it
+            where the text gives no whitespace to cut at, by the lines its cuts snap to, and in
+            code by up to ``chunk_size // 4`` words of a definition header moved into it.
         overlap: words of the previous chunk repeated at the start of each chunk
             (``0 <= overlap < chunk_size``), extended back to that line's start.
         mode: ``"auto"`` dispatches by suffix; ``"text"`` uses the paragraph path for every file
@@ -121,34 +125,42 @@ class ChonkieChunker:
             return []
         suffix = path.suffix.lower()
         lines = LineIndex(text)
+        try:
+            kind, cuts = self._cuts(text, suffix)
+        except UnicodeEncodeError:
+            # Lone surrogates (possible in a str from the Python API, never from our decoder)
+            # cannot be encoded to UTF-8, which Chonkie and tree-sitter work on. Replacing each by
+            # one U+FFFD keeps every offset, line and word count, so the cuts fit ``text``.
+            kind, cuts = self._cuts(_SURROGATE.sub("\ufffd", text), suffix)
+        return build_chunks(text, cuts, kind=kind, overlap=self.overlap, lines=lines)
+
+    # -- paths -----------------------------------------------------------------------------------
+
+    def _cuts(self, text: str, suffix: str) -> tuple[ChunkKind, list[int]]:
+        """The path for ``suffix`` and its cut offsets in ``text``."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 if self.mode == "auto" and suffix in MARKDOWN_SUFFIXES:
-                    return self._chunk_markdown(text, lines)
+                    return "markdown", self._markdown_cuts(text)
                 if self.mode == "auto" and suffix in CODE_LANGUAGES:
                     code_chunker = self._code_chunker(CODE_LANGUAGES[suffix])
                     if code_chunker is not None:
-                        return self._chunk_code(text, lines, code_chunker)
-                return build_chunks(text, self._recursive_cuts(text, 0, len(text)), kind="text",
-                                    overlap=self.overlap, lines=lines)
+                        return "code", self._code_cuts(text, code_chunker)
+                return "text", self._recursive_cuts(text, 0, len(text))
             finally:
                 # RecursiveChunker memoizes token counts in a class-wide lru_cache keyed by text:
                 # do not keep up to 4096 pieces of past files alive.
                 self._chonkie.RecursiveChunker._estimate_token_count.cache_clear()
 
-    # -- paths -----------------------------------------------------------------------------------
+    def _markdown_cuts(self, text: str) -> list[int]:
+        return merge_pieces(text, markdown_sections(text), self.chunk_size, self._split_large(text))
 
-    def _chunk_markdown(self, text: str, lines: LineIndex) -> list[Chunk]:
-        cuts = merge_pieces(text, markdown_sections(text), self.chunk_size, self._split_large(text))
-        return build_chunks(text, cuts, kind="markdown", overlap=self.overlap, lines=lines)
-
-    def _chunk_code(self, text: str, lines: LineIndex, code_chunker: CodeChunker) -> list[Chunk]:
-        pieces = code_chunker.chunk(text)
-        cuts = _checked_starts(text, pieces, 0, len(text), "CodeChunker")
-        cuts = _attach_leading_comments(text, cuts)
-        cuts = _split_oversized(text, cuts, self.chunk_size, self._split_large(text))
-        return build_chunks(text, cuts, kind="code", overlap=self.overlap, lines=lines)
+    def _code_cuts(self, text: str, code_chunker: CodeChunker) -> list[int]:
+        cuts = _checked_starts(text, code_chunker.chunk(text), 0, len(text), "CodeChunker")
+        slack = max(1, self.chunk_size // 4)  # words a definition header may add to a chunk
+        cuts = align_code_cuts(text, cuts, slack)
+        return _split_oversized(text, cuts, self.chunk_size + slack, self._split_large(text))
 
     def _split_large(self, text: str) -> Callable[[int, int], list[int]]:
         return lambda start, end: self._recursive_cuts(text, start, end)
@@ -175,7 +187,11 @@ class ChonkieChunker:
             )
             # No token-level rule: it would call tokenizer.encode, which a callable counter lacks;
             # a piece left without whitespace is one word, never more than chunk_size.
-            self._recursive = ck.RecursiveChunker(tokenizer=count_words, chunk_size=self.chunk_size, rules=rules)
+            # min_characters_per_chunk=1: with chonkie's default (24) chonkie-core merges a run of
+            # short splits into one ("x\n" * 1000 would stay a single 1000-word piece).
+            self._recursive = ck.RecursiveChunker(
+                tokenizer=count_words, chunk_size=self.chunk_size, rules=rules, min_characters_per_chunk=1
+            )
         return self._recursive
 
     def _code_chunker(self, language: str) -> CodeChunker | None:
@@ -209,45 +225,15 @@ def _checked_starts(text: str, pieces: list[Any], start: int, end: int, who: str
     return cuts
 
 
-def _attach_leading_comments(text: str, cuts: list[int]) -> list[int]:
-    """Move each cut that falls at the start of a line's code up over the comment lines just
-    above it (same indentation, no blank line between), so that a definition's comment or
-    doc block starts its chunk instead of ending the previous one."""
-    moved: list[int] = []
-    lower = 0
-    for cut in cuts:
-        line_start = text.rfind("\n", 0, cut) + 1
-        new = cut
-        indent = text[line_start:cut]
-        if line_start > lower and (not indent or indent.isspace()):
-            pos = line_start
-            while pos - 1 > lower:
-                above = text.rfind("\n", 0, pos - 1) + 1
-                line = text[above : pos - 1].rstrip("\r")
-                if above <= lower or not line.startswith(indent) or not _COMMENT_LINE.match(line, len(indent)):
-                    break
-                if line[len(indent) : len(indent) + 1] in (" ", "\t"):
-                    break  # deeper indentation: the tail of the previous block
-                pos = above
-            new = pos if pos < line_start else cut
-        if new <= lower:
-            new = cut
-        moved.append(new)
-        lower = new
-    return moved
-
-
-def _split_oversized(
-    text: str, cuts: list[int], chunk_size: int, split_large: Callable[[int, int], list[int]]
-) -> list[int]:
-    """``cuts`` plus, inside every piece between them of more than ``chunk_size`` words, the cuts
+def _split_oversized(text: str, cuts: list[int], limit: int, split_large: Callable[[int, int], list[int]]) -> list[int]:
+    """``cuts`` plus, inside every piece between them of more than ``limit`` words, the cuts
     ``split_large`` proposes (a docstring or data literal larger than a chunk)."""
     bounds = [0, *cuts, len(text)]
     result: list[int] = []
-    for start, end in zip(bounds, bounds[1:]):
+    for start, end in pairwise(bounds):
         if start > 0:
             result.append(start)
-        if end - start > chunk_size and count_words(text[start:end]) > chunk_size:
+        if end - start > limit and count_words(text[start:end]) > limit:
             result.extend(c for c in split_large(start, end) if start < c < end)
     return result
 

@@ -264,6 +264,17 @@ class InMemoryIndexLock:
             self.held = False
 
 
+class InMemoryLayout:
+    """A :class:`~hermes_workspace.domain.ports.WorkspaceLayout` that records ``ensure`` calls as
+    ``(primary, create_folders)`` instead of touching the disk."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Path, bool]] = []
+
+    def ensure(self, primary: Path, *, create_folders: bool) -> None:
+        self.calls.append((primary, create_folders))
+
+
 class NullProgressSink:
     """A :class:`~hermes_workspace.domain.ports.ProgressSink` that ignores everything."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 
 class RichProgressSink:
@@ -24,8 +24,7 @@ class RichProgressSink:
         if not self.console.is_terminal:
             return
         self._progress = Progress(
-            TextColumn("Indexing"),
-            MofNCompleteColumn(),
+            TextColumn("Indexing [{task.fields[position]}/{task.total}]"),
             BarColumn(),
             TimeElapsedColumn(),
             TextColumn("{task.description}", style="dim"),
@@ -33,11 +32,11 @@ class RichProgressSink:
             transient=True,
         )
         self._progress.start()
-        self._task = self._progress.add_task("", total=total)
+        self._task = self._progress.add_task("", total=total, position=0)
 
     def advance(self, position: int, total: int, path: Path) -> None:
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, completed=position - 1, description=str(path))
+            self._progress.update(self._task, completed=position - 1, description=str(path), position=position)
 
     def finish(self) -> None:
         if self._progress is not None:

@@ -12,7 +12,10 @@ decides what a chunk *is*, the same way for all of them:
    words again and stays after the predecessor's first line (DESIGN.md §6: overlap is applied after
    chunking, for all paths);
 4. ``section`` is found from the chunk's own start (before overlap): the markdown heading it sits
-   under, or the code definition it starts in.
+   under, or the innermost code definition enclosing its first line of code.
+
+Helpers for adapters: :func:`markdown_sections` and :func:`merge_pieces` give heading-aligned
+cuts; :func:`align_code_cuts` moves a syntax-tree chunker's cuts up to the definitions they split.
 
 Words are maximal runs of non-whitespace characters (``str.split()``), the unit of ``chunk_size``.
 Offsets are characters (code points) of the ``str``; lines are 1-based and counted by ``\\n`` only.
@@ -23,7 +26,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from itertools import islice
+from itertools import islice, pairwise
 from typing import NamedTuple
 
 from hermes_workspace.domain.lines import LineIndex
@@ -62,6 +65,9 @@ _CODE_DEFINITION = re.compile(
 )
 _CODE_PREAMBLE = re.compile(r"^[ \t]*(?:@|#|//|/\*|\*|--|;|\"\"\"|''')")
 _CLOSING_BRACKET = re.compile(r"[ \t]*[)\]]")
+_INDENT = re.compile(r"[ \t]*")
+_OPENERS_TO_EOL = re.compile(r"[ \t]*[{(\[]+[ \t]*\r?(?:\n|\Z)")
+_CLOSERS_ONLY = re.compile(r"[\s)\]};,]*")
 
 
 def count_words(text: str) -> int:
@@ -204,6 +210,116 @@ def _enclosing_definition(
     return None
 
 
+def align_code_cuts(text: str, cuts: Sequence[int], max_words: int) -> list[int]:
+    """Move code cut points to where definitions begin, so that chunks start at ``def``/``class``
+    lines rather than just below them.
+
+    A syntax-tree chunker that splits a large definition cuts after its header (``def f(...):``
+    and perhaps a docstring, or before the ``{`` of ``function f() {``), leaving the header at the
+    end of the previous chunk. Each cut here, in order:
+
+    1. moves to the start of its line when only opening brackets follow it on that line;
+    2. moves up to the outermost definition line that encloses it (every line of code between is
+       indented deeper) when that adds at most ``max_words`` words to the chunk it starts;
+    3. at the start of a line's code, moves up over the comment and decorator lines directly
+       above it at the same indentation.
+
+    Cuts never move to or before the previous cut. A cut that would leave a piece of at most
+    ``max_words`` words holding nothing but definition lines, comments and decorators
+    (``class Release:`` and its docstring, a lone ``@property``) is dropped, so that the piece
+    starts the chunk of the body below it; so is a cut before a piece of closing brackets only
+    (the ``}`` of a class), which stays with the chunk before it.
+
+    Returns the cuts inside the text, sorted and without duplicates.
+    """
+    result: list[int] = []
+    lower = 0
+    for cut in sorted({c for c in cuts if 0 < c < len(text)}):
+        if cut <= lower:
+            continue
+        moved = _before_opening_bracket(text, cut, lower)
+        moved = _attach_preamble(text, _lift_to_definition(text, moved, lower, max_words), lower)
+        moved = moved if moved > lower else cut
+        if _is_header_only(text, lower, moved) and count_words(text[lower:moved]) <= max_words:
+            continue
+        result.append(moved)
+        lower = moved
+    bounds = [*result, len(text)]
+    return [cut for cut, end in zip(result, bounds[1:]) if not _CLOSERS_ONLY.fullmatch(text, cut, end)]
+
+
+def _before_opening_bracket(text: str, cut: int, lower: int) -> int:
+    line_start = text.rfind("\n", 0, cut) + 1
+    if line_start > lower and _OPENERS_TO_EOL.match(text, cut):
+        return line_start
+    return cut
+
+
+def _is_header_only(text: str, start: int, end: int) -> bool:
+    """Whether every non-blank line of ``text[start:end]`` is a definition line, a comment, a
+    decorator or the closing bracket of a long signature."""
+    position = start
+    while position < end:
+        line_end = min(_line_end(text, position), end)
+        line = text[position:line_end]
+        position = line_end + 1
+        if line.strip() and not (
+            _CODE_PREAMBLE.match(line) or _CODE_DEFINITION.match(line) or _CLOSING_BRACKET.match(line)
+        ):
+            return False
+    return True
+
+
+def _lift_to_definition(text: str, cut: int, lower: int, max_words: int) -> int:
+    first = _first_code_line(text, cut)
+    first_line_start = text.rfind("\n", 0, first) + 1
+    min_indent = _INDENT.match(text, first_line_start).end() - first_line_start
+    best = cut
+    words = 0
+    cursor = text.rfind("\n", 0, cut) + 1  # lines above the cut's own line
+    while cursor > 0 and min_indent > 0:
+        above = text.rfind("\n", 0, cursor - 1) + 1
+        if above <= lower:
+            break
+        line = text[above : cursor - 1]
+        words += count_words(line)
+        if words > max_words:
+            break
+        body = line.lstrip(" \t")
+        if body.strip() and not _CODE_PREAMBLE.match(line) and not _CLOSING_BRACKET.match(line):
+            indent = len(line) - len(body)
+            if indent < min_indent and _CODE_DEFINITION.match(line):
+                best = above
+            min_indent = min(min_indent, indent)
+        cursor = above
+    return best
+
+
+def _attach_preamble(text: str, cut: int, lower: int) -> int:
+    line_start = text.rfind("\n", 0, cut) + 1
+    if line_start <= lower or _INDENT.match(text, line_start, cut).end() != cut:
+        return cut  # a cut inside a line's code: nothing to attach
+    indent = text[line_start:cut]
+    position = line_start
+    while position > 0:
+        above = text.rfind("\n", 0, position - 1) + 1
+        line = text[above : position - 1].rstrip("\r")
+        if (
+            above <= lower
+            or not line.startswith(indent)
+            or line[len(indent) : len(indent) + 1] in (" ", "\t")
+            or not _CODE_PREAMBLE.match(line)
+        ):
+            break
+        position = above
+    return position if position < line_start else cut
+
+
+def _line_end(text: str, offset: int) -> int:
+    end = text.find("\n", offset)
+    return len(text) if end == -1 else end
+
+
 def merge_pieces(
     text: str,
     cuts: Sequence[int],
@@ -220,7 +336,7 @@ def merge_pieces(
     bounds = [0, *[c for c in cuts if 0 < c < len(text)], len(text)]
     chosen: list[int] = []
     current_words = 0
-    for start, end in zip(bounds, bounds[1:]):
+    for start, end in pairwise(bounds):
         if start >= end:
             continue
         words = count_words(text[start:end])
