@@ -130,8 +130,8 @@ def test_ignored_directories_are_pruned_not_walked(root: Path, listed_dirs: list
 def test_no_dotfile_filter(root: Path) -> None:
     write(root, {".github/workflows/ci.yml": "on: push\n", ".env": "KEY=1\n", ".editorconfig": "root = true\n"})
 
-    # The default rules exclude the `.env/` *directory* only: a `.env` file is indexed.
-    assert indexed(discover(root), root) == {".github/workflows/ci.yml", ".env", ".editorconfig"}
+    # Dotfiles are indexed unless a rule excludes them; the default rules exclude `.env` (secrets).
+    assert indexed(discover(root), root) == {".github/workflows/ci.yml", ".editorconfig"}
 
 
 def test_hermesignore_excluding_env_keeps_github_workflows(root: Path) -> None:
