@@ -17,9 +17,9 @@ from hermes_workspace.adapters.memory import InMemoryIndexStore
 
 TRICKY_FILES: dict[str, bytes] = {
     "crlf.txt": b"first line\r\nsecond line\r\n\r\nthird paragraph here\r\n",
-    "no_newline.md": "# Title\n\nlast line without newline".encode(),
-    "trailing.md": "# Heading\n\nbody text\n".encode(),
-    "formfeed.py": "import os\n\x0c\ndef handler():\n    return 'form\x0cfeed'\n".encode(),
+    "no_newline.md": b"# Title\n\nlast line without newline",
+    "trailing.md": b"# Heading\n\nbody text\n",
+    "formfeed.py": b"import os\n\x0c\ndef handler():\n    return 'form\x0cfeed'\n",
     "bom.md": "\ufeff# Bom heading\n\nafter the byte order mark\n".encode(),
     "unicode.md": "# Ünïcödé\n\nnaïve café 東京 🚀 text before\n\nthe target sentence\n".encode(),
     "sep.txt": "para one \u2028 still line one\nline two \x1c here\n".encode(),

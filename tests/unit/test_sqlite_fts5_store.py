@@ -23,51 +23,7 @@ from hermes_workspace.adapters.sqlite_fts5_store import (
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import Chunk, FileRecord
 from hermes_workspace.domain.query import Compound, Query, parse_query
-
-ROOT = Path("/ws")
-
-
-def make_file(
-    path: str | Path,
-    paragraphs: Sequence[str | tuple[str, str | None]],
-    *,
-    root: Path = ROOT,
-    content_hash: str = "hash-1",
-) -> tuple[FileRecord, list[Chunk]]:
-    """A record and consistent chunks (offsets, lines, word counts) for a file whose text is
-    ``paragraphs`` joined by blank lines; a paragraph may be ``(content, section)``."""
-    items = [(p, None) if isinstance(p, str) else p for p in paragraphs]
-    text = "\n\n".join(content for content, _ in items) + "\n"
-    chunks: list[Chunk] = []
-    offset = 0
-    for index, (content, section) in enumerate(items):
-        start = text.index(content, offset)
-        line_start = text.count("\n", 0, start) + 1
-        chunks.append(
-            Chunk(
-                index=index,
-                content=content,
-                start_char=start,
-                end_char=start + len(content),
-                line_start=line_start,
-                line_end=line_start + content.count("\n"),
-                tokens=len(content.split()),
-                kind="text",
-                section=section,
-            )
-        )
-        offset = start + len(content)
-    record = FileRecord(
-        path=Path(path),
-        root=root,
-        content_hash=content_hash,
-        config_signature="sig-1",
-        size=len(text.encode()),
-        mtime_ns=1,
-        modified_at="2026-04-15T10:32:00Z",
-        indexed_at="2026-04-15T11:00:00Z",
-    )
-    return record, chunks
+from tests.store_files import make_file
 
 
 @pytest.fixture

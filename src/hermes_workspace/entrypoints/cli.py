@@ -16,7 +16,6 @@ To mount these commands in another cyclopts program as ``<host> workspace ...``:
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
