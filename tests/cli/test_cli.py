@@ -87,8 +87,8 @@ def test_index_then_search(capsys: pytest.CaptureFixture[str], workspace: Path) 
     code, summary, _ = run(capsys, "--quiet", "index")
     assert code == 0
     assert list(summary) == SUMMARY_FIELDS
-    assert (summary["files_indexed"], summary["files_errored"], summary["errors"]) == (4, 0, [])
-    # runbook.md, todo.txt, tool.py and the seeded .hermesignore
+    assert (summary["files_indexed"], summary["files_errored"], summary["errors"]) == (3, 0, [])
+    # runbook.md, todo.txt and tool.py; the seeded .hermesignore is configuration, not content
 
     code, hits, _ = run(capsys, "search", "rollback")
     assert code == 0
@@ -102,7 +102,7 @@ def test_index_then_search(capsys: pytest.CaptureFixture[str], workspace: Path) 
     assert hit["score"] > 0
 
     code, again, _ = run(capsys, "--quiet", "index")
-    assert (again["files_indexed"], again["skipped"]) == (0, {"unchanged": 4})
+    assert (again["files_indexed"], again["skipped"]) == (0, {"unchanged": 3})
 
 
 @pytest.mark.parametrize(
@@ -213,3 +213,71 @@ def test_log_file_gets_per_file_failures(capsys: pytest.CaptureFixture[str], wor
     assert failure["stage"] == "read"
     assert failure["level"] == "warning"
     assert failure["exception"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["deployment", "--glob", "[!t]*"], ["docs/runbook.md"]),
+        (["deployment", "--glob", "[t]*"], ["notes/todo.txt"]),
+        (["deployment", "--glob", "notes/*.txt"], ["notes/todo.txt"]),
+        (["deployment", "--glob", "*.TXT"], []),
+        (["deployment", "--limit", "99999999999999999999999"], ["docs/runbook.md", "notes/todo.txt"]),
+    ],
+)
+def test_glob_and_limit_edges(
+    capsys: pytest.CaptureFixture[str], workspace: Path, args: list[str], expected: list[str]
+) -> None:
+    run(capsys, "--quiet", "index")
+    code, hits, _ = run(capsys, "search", *args)
+    assert code == 0
+    assert sorted(str(Path(h["path"]).relative_to(workspace)) for h in hits) == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "error"),
+    [
+        (["search", "x", "--limit", "1.5"], 2, "usage_error"),
+        (["search", "x", "--limit", "abc"], 2, "usage_error"),
+        (["roots", "add", ""], 2, "usage_error"),
+        (["roots", "remove", "  "], 2, "usage_error"),
+        (["search", "-x"], 2, "usage_error"),
+    ],
+)
+def test_bad_values_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], workspace: Path, args: list[str], code: int, error: str
+) -> None:
+    run(capsys, "--quiet", "index")
+    got, data, err = run(capsys, *args)
+    assert (got, data["error"]["code"]) == (code, error)
+    assert "Traceback" not in err
+
+
+def test_dash_hint_mentions_the_separator(capsys: pytest.CaptureFixture[str], home: Path) -> None:
+    _, data, _ = run(capsys, "search", "-x")
+    assert "put it after --" in data["error"]["hint"]
+
+
+def test_empty_home_means_the_default(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("HERMES_HOME", "")
+    monkeypatch.chdir(tmp_path)
+    code, data, _ = run(capsys, "--home", "", "roots", "list")
+    assert (code, data[0]["path"]) == (0, str(tmp_path / "user" / ".hermes" / "workspace"))
+    assert not (tmp_path / "logs").exists()
+
+
+def test_huge_config_values_are_config_errors(capsys: pytest.CaptureFixture[str], home: Path) -> None:
+    (home / "config.yaml").write_text("knowledgebase:\n  search:\n    default_limit: 100000000000000000000\n")
+    code, data, _ = run(capsys, "search", "x")
+    assert (code, data["error"]["code"]) == (78, "config_invalid")
+    (home / "config.yaml").write_text("knowledgebase:\n  indexing:\n    max_file_mb: 1.0e+308\n")
+    code, data, _ = run(capsys, "--quiet", "index")
+    assert (code, data["error"]["code"]) == (78, "config_invalid")
+
+
+def test_disabled_workspace_is_not_listed(capsys: pytest.CaptureFixture[str], home: Path, tmp_path: Path) -> None:
+    (home / "config.yaml").write_text("workspace:\n  enabled: false\n")
+    assert run(capsys, "roots", "list")[1] == []

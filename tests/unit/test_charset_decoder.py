@@ -276,3 +276,15 @@ def test_declaration_on_line_three_is_ignored_and_unknown_codecs_fall_through() 
         CharsetDecoder().decode(late)
     bogus = "# coding: no-such-codec\ns = 'caf\xe9 au lait, cr\xe8me br\xfbl\xe9e, na\xefve fa\xe7ade'\n".encode("cp1252")
     assert "crème" in CharsetDecoder().decode(bogus)
+
+
+def test_latin1_french_is_not_read_as_a_baltic_code_page() -> None:
+    line = "Le caf\xe9 est tr\xe8s chaud. Voil\xe0 la cr\xe8me br\xfbl\xe9e, d\xe9j\xe0 vu, \xe0 c\xf4t\xe9. latinword\n"
+    text = CharsetDecoder().decode((line * 3).encode("latin-1"))
+    assert text == line * 3
+    assert "très" in text and "crème brûlée" in text
+
+
+def test_cyrillic_cp1251_still_decodes_as_cp1251() -> None:
+    text = "Привет, мир! Это тестовый текст на русском языке для проверки кодировки.\n"
+    assert CharsetDecoder().decode(text.encode("cp1251")) == text

@@ -300,3 +300,53 @@ def test_the_index_folder_itself_is_never_indexed() -> None:
     summary = make(src, store=store).execute(RecordingProgressSink())
     assert summary.files_indexed == 1
     assert [r.path for r in store.file_records()] == [WS / "a.txt"]
+
+
+def test_a_file_that_becomes_undecodable_loses_its_old_chunks(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    make(source, store=store).execute(RecordingProgressSink())
+    source.write(WS / "notes" / "b.txt", b"\xff\xfe\xfa no longer utf-8")
+    summary = make(source, store=store).execute(RecordingProgressSink())
+    assert [(e.stage, e.error_type) for e in summary.errors] == [("read", "EncodingError")]
+    assert store.get_file(WS / "notes" / "b.txt") is None
+    assert make(source, store=store).execute(RecordingProgressSink()).files_errored == 1
+
+
+def test_a_file_that_fails_both_chunkers_loses_its_old_chunks(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    source.write(WS / "docs" / "long.md", paragraphs(3))
+    make(source, store=store).execute(RecordingProgressSink())
+    source.write(WS / "docs" / "long.md", paragraphs(4))
+    summary = make(
+        source, store=store, chunker=ParagraphChunker(fail_on="*.md"), fallback=ParagraphChunker(fail_on="*.md")
+    ).execute(RecordingProgressSink())
+    assert [e.stage for e in summary.errors] == ["chunk"]
+    assert store.get_file(WS / "docs" / "long.md") is None
+
+
+def test_whitespace_only_files_are_empty_on_every_run(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    source.write(WS / "blank.txt", "  \n\t\n")
+    first = make(source, store=store).execute(RecordingProgressSink())
+    second = make(source, store=store).execute(RecordingProgressSink())
+    assert first.skipped == {"empty": 1}
+    assert second.skipped == {"empty": 1, "unchanged": 2}
+    assert store.get_file(WS / "blank.txt") is None
+
+
+class SwallowingChunker(ParagraphChunker):
+    """Turns a Ctrl-C into another error while handling it, as chonkie was seen to do."""
+
+    def chunk(self, text, path):  # type: ignore[no-untyped-def]
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise UnboundLocalError("local variable referenced before assignment")  # noqa: B904
+
+
+def test_a_swallowed_interrupt_stops_the_run_instead_of_falling_back(source: InMemoryFileSource) -> None:
+    source.write(WS / "docs" / "long.md", paragraphs(3))
+    fallback = ParagraphChunker(name="fallback")
+    with pytest.raises(KeyboardInterrupt):
+        make(source, chunker=SwallowingChunker(), fallback=fallback).execute(RecordingProgressSink())
+    assert fallback.calls == []

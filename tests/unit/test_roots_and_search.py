@@ -103,3 +103,24 @@ def test_exact_compound_matches_come_first() -> None:
     search = SearchWorkspace(store, default_limit=20)
     assert [h.path.name for h in search.execute("read_file()")] == ["defines.py", "noisy.py"]
     assert [h.path.name for h in search.execute("READ_FILE", limit=1)] == ["defines.py"]
+
+
+def test_exact_compound_match_respects_word_boundaries() -> None:
+    store = InMemoryIndexStore()
+    texts = {
+        "/w/thread.py": "thread_file read file read file read file",
+        "/w/files.py": "_read_files read file read file read file",
+        "/w/defines.py": "def read_file(path):",
+    }
+    for p, text in texts.items():
+        record = FileRecord(Path(p), Path("/w"), "h", "s", len(text), 1, "t", "t")
+        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 3, "code")])
+    assert SearchWorkspace(store, default_limit=20).execute("read_file")[0].path.name == "defines.py"
+
+
+def test_limit_is_capped() -> None:
+    from hermes_workspace.application.search import MAX_LIMIT
+
+    store = _store_with([f"/w/f{i}.txt" for i in range(3)])
+    assert len(SearchWorkspace(store, default_limit=20).execute("notes", limit=10**30)) == 3
+    assert MAX_LIMIT == 10_000

@@ -97,3 +97,57 @@ def test_layout_seeds_folders_and_never_overwrites_the_ignore_file(tmp_path: Pat
 def test_layout_without_folders_creates_only_the_index_dir(tmp_path: Path) -> None:
     FilesystemLayout().ensure(tmp_path / "ws", create_folders=False)
     assert [p.name for p in (tmp_path / "ws").iterdir()] == [".index"]
+
+
+EDGE_CONFIG = """\
+base: &base
+  recursive: true
+  tag: x
+knowledgebase:
+  roots:
+    - <<: *base
+      path: /tmp/hw-small/docs
+    # a commented-out root I keep for later:
+    # - path: /tmp/old
+    - path: ~/hw-notes # my notes
+      recursive: false
+    - relative/dir
+other:
+  ref: *base
+"""
+
+
+def test_save_roots_edits_entries_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    path = tmp_path / "config.yaml"
+    path.write_text(EDGE_CONFIG)
+    repo = YamlConfigRepository(path)
+    roots = repo.load().roots
+    assert roots == (
+        Root(Path("/tmp/hw-small/docs"), True),
+        Root(tmp_path / "hw-notes", False),
+        Root(tmp_path / "relative" / "dir", False),
+    )
+    repo.save_roots((*roots, Root(Path("/new/root"), True)))
+    assert path.read_text() == EDGE_CONFIG.replace(
+        "    - relative/dir\n", "    - relative/dir\n    - path: /new/root\n      recursive: true\n"
+    )
+
+    repo.save_roots((roots[1], Root(tmp_path / "relative" / "dir", True)))
+    text = path.read_text()
+    assert "<<: *base" not in text
+    assert "base: &base" in text and "ref: *base" in text
+    assert "- path: ~/hw-notes # my notes" in text
+    assert "path: relative/dir\n      recursive: true" in text
+    assert repo.load().roots == (Root(tmp_path / "hw-notes", False), Root(tmp_path / "relative" / "dir", True))
+
+
+def test_unwritable_config_is_its_own_error(tmp_path: Path) -> None:
+    from hermes_workspace.domain.errors import ConfigWriteError
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(ConfigWriteError) as info:
+        YamlConfigRepository(blocker / "config.yaml").save_roots((Root(Path("/x")),))
+    assert (info.value.code, info.value.exit_code) == ("config_unwritable", 73)

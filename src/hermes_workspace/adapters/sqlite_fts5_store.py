@@ -30,6 +30,8 @@ and must not be used from two threads at once (use one store per thread).
 
 from __future__ import annotations
 
+import re
+
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -161,6 +163,12 @@ def _quote(term: str) -> str:
     """``term`` as an FTS5 string (a phrase): double-quoted, embedded ``"`` doubled, NUL turned
     into a space (FTS5 reads the expression as a C string: a NUL would end it mid-quote)."""
     return '"' + term.replace("\x00", " ").replace('"', '""') + '"'
+
+
+def sqlite_glob(pattern: str) -> str:
+    """A shell/fnmatch glob in SQLite's GLOB dialect: the class negation ``[!...]`` becomes
+    ``[^...]`` (SQLite reads ``[!`` as a class holding ``!``, which inverted the filter)."""
+    return re.sub(r"\[!", "[^", pattern)
 
 
 def compile_fts5_match(query: Query) -> str:
@@ -585,7 +593,7 @@ class SqliteFts5Store:
             params["prefix"] = path_prefix
         if glob:
             where.append(f"{'f.abs_path' if '/' in glob else 'f.name'} GLOB :glob")
-            params["glob"] = glob
+            params["glob"] = sqlite_glob(glob)
         # Rank first on ids and scores only, then fetch the content of the top rows: sorting
         # every match together with its content made common-word queries 2-3x slower.
         joins = ""

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from hermes_workspace.domain.config import WorkspaceConfig, roots_to_config
-from hermes_workspace.domain.errors import ConfigError
+from hermes_workspace.domain.config import WorkspaceConfig, normalize_root_path
+from hermes_workspace.domain.errors import ConfigError, ConfigWriteError
 from hermes_workspace.domain.model import Root
 
 
@@ -36,21 +36,46 @@ class YamlConfigRepository:
         return WorkspaceConfig.from_dict(self._read())
 
     def save_roots(self, roots: tuple[Root, ...]) -> None:
-        """Set ``knowledgebase.roots`` and write the file. Raises :class:`ConfigError` if the file
-        cannot be parsed or written."""
+        """Make ``knowledgebase.roots`` hold ``roots``, editing the list in place: entries that
+        stay keep their spelling (``~/notes``, relative paths, bare strings), comments, extra keys
+        and merge keys; only removed entries go and only new ones are appended. Raises
+        :class:`ConfigError` if the file cannot be parsed, or :class:`ConfigWriteError` if it
+        cannot be written."""
         document = self._read()
         if document is None:
             document = CommentedMap()
         knowledgebase = document.get("knowledgebase")
         if knowledgebase is None:
             knowledgebase = document["knowledgebase"] = CommentedMap()
-        knowledgebase["roots"] = roots_to_config(roots)
+        entries = knowledgebase.get("roots")
+        if not isinstance(entries, list):
+            entries = knowledgebase["roots"] = CommentedSeq()
+        wanted = {root.path: root for root in roots}
+        kept: set[Path] = set()
+        dropped: list[int] = []
+        for position, entry in enumerate(entries):
+            path = _entry_path(entry)
+            if path is None or path not in wanted or path in kept:
+                dropped.append(position)
+                continue
+            kept.add(path)
+            recursive = wanted[path].recursive
+            if isinstance(entry, str):
+                if recursive:
+                    entries[position] = CommentedMap(path=entry, recursive=True)
+            elif bool(entry.get("recursive", False)) != recursive:
+                entry["recursive"] = recursive
+        for position in reversed(dropped):
+            del entries[position]
+        for root in roots:
+            if root.path not in kept:
+                entries.append(CommentedMap(path=str(root.path), recursive=root.recursive))
         self._write(document)
 
     def _read(self) -> Any:
         try:
             text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read {self.path}: {exc}") from exc
@@ -79,5 +104,12 @@ class YamlConfigRepository:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError as exc:
-            raise ConfigError(f"cannot write {self.path}: {exc}",
-                              hint="Check that HERMES_HOME is writable.") from exc
+            raise ConfigWriteError(f"cannot write {self.path}: {exc}") from exc
+
+
+def _entry_path(entry: Any) -> Path | None:
+    """The path a ``knowledgebase.roots`` entry names, normalized as the config loader does."""
+    raw = entry if isinstance(entry, str) else entry.get("path") if isinstance(entry, dict) else None
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    return normalize_root_path(raw)

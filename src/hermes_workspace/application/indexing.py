@@ -46,6 +46,18 @@ def utc_iso(timestamp_ns: int | float) -> str:
     return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _reraise_interrupt(exc: BaseException) -> None:
+    """Re-raise a Ctrl-C that a library swallowed and turned into another error while handling it
+    (seen in chonkie): a user's interrupt must stop the run, not trigger the fallback chunker."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            raise KeyboardInterrupt from exc
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+
+
 class _FileFailed(Exception):
     """Carries the stage of a per-file failure up to the run loop."""
 
@@ -183,23 +195,32 @@ class IndexWorkspace:
             summary.add_skip("unchanged")
             return
 
+        # From here on the file is known to have changed: if it cannot be decoded or chunked,
+        # its old chunks go, since their text and line ranges no longer match the file.
         try:
             text = self.decoder.decode(data)
+            del data
+            chunks = self._chunk(text, file.path)
         except BinaryContentError:
+            self._forget(file.path)
             summary.add_skip("binary_content")
-            self._store(lambda: self.store.delete_files([file.path]))
             return
+        except _FileFailed:
+            self._forget(file.path)
+            raise
         except Exception as exc:
+            self._forget(file.path)
             raise _FileFailed("read", exc) from exc
-        del data
-
-        chunks = self._chunk(text, file.path)
-        self._store(lambda: self.store.replace_file(record, chunks))
-        if chunks:
-            summary.files_indexed += 1
-            summary.chunks_created += len(chunks)
-        else:
+        if not chunks:
+            self._forget(file.path)
             summary.add_skip("empty")
+            return
+        self._store(lambda: self.store.replace_file(record, chunks))
+        summary.files_indexed += 1
+        summary.chunks_created += len(chunks)
+
+    def _forget(self, path: Path) -> None:
+        self._store(lambda: self.store.delete_files([path]))
 
     def _chunk(self, text: str, path: Path) -> list[Chunk]:
         if count_words(text) <= self.config.chunking.threshold:
@@ -207,11 +228,13 @@ class IndexWorkspace:
         try:
             return self.chunker.chunk(text, path)
         except Exception as exc:
+            _reraise_interrupt(exc)
             log.warning("chunker failed, using the default chunker", path=str(path),
                         error_type=type(exc).__name__, exc_info=exc)
         try:
             return self.fallback_chunker.chunk(text, path)
         except Exception as exc:
+            _reraise_interrupt(exc)
             raise _FileFailed("chunk", exc) from exc
 
     @staticmethod

@@ -18,8 +18,11 @@ class ListRoots:
     home: Path
 
     def execute(self) -> list[Root]:
-        """Roots in config order. Raises ``ConfigError`` for an invalid config."""
-        return self.config.load().all_roots(self.home)
+        """Roots in config order; without the primary workspace when ``workspace.enabled`` is
+        false (it is then not indexed). Raises ``ConfigError`` for an invalid config."""
+        config = self.config.load()
+        roots = config.all_roots(self.home)
+        return roots if config.enabled else [r for r in roots if not r.primary]
 
 
 @dataclass
@@ -29,16 +32,17 @@ class AddRoot:
     config: ConfigRepository
     home: Path
 
-    def execute(self, path: Path, *, recursive: bool = False) -> Root:
+    def execute(self, path: Path | str, *, recursive: bool = False) -> Root:
         """Add ``path`` (``~`` expanded, relative to the current directory, symlinks resolved).
 
         Returns the configured :class:`Root`. Adding the primary workspace changes nothing.
 
         Raises:
             RootNotFoundError: ``path`` does not exist or is not a directory.
+            UsageError: ``path`` is an empty string.
             ConfigError: the existing config is invalid (nothing is written).
         """
-        candidate = Path(path).expanduser()
+        candidate = Path(_non_empty(path)).expanduser()
         if not candidate.exists():
             raise RootNotFoundError(f"root does not exist: {candidate}")
         if not candidate.is_dir():
@@ -70,14 +74,14 @@ class RemoveRoot:
     config: ConfigRepository
     home: Path
 
-    def execute(self, path: Path) -> Root:
+    def execute(self, path: Path | str) -> Root:
         """Remove the root whose path equals ``path`` as given, absolute, or resolved.
 
         Raises:
             RootNotConfiguredError: no configured root has that path.
-            UsageError: ``path`` is the primary workspace.
+            UsageError: ``path`` is the primary workspace, or empty.
         """
-        given = Path(path).expanduser()
+        given = Path(_non_empty(path)).expanduser()
         forms = {given.absolute()}
         try:
             forms.add(given.resolve())
@@ -94,3 +98,10 @@ class RemoveRoot:
                 self.config.save_roots(tuple(r for r in config.roots if r is not existing))
                 return existing
         raise RootNotConfiguredError(f"not a configured root: {given}")
+
+
+def _non_empty(path: Path | str) -> Path | str:
+    """``path`` unless it is an empty string (which ``Path`` would silently read as ``.``)."""
+    if isinstance(path, str) and not path.strip():
+        raise UsageError("the path is empty", hint="Give a directory, e.g. `.` for the current one.")
+    return path

@@ -19,6 +19,12 @@ from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.model import Root
 
 
+MAX_FILE_MB_LIMIT = 1_000_000.0
+"""Upper bound of ``max_file_mb`` (a terabyte): larger values overflow byte counts."""
+MAX_DEFAULT_LIMIT = 10_000
+"""Upper bound of ``default_limit``, the same as the largest ``--limit``."""
+
+
 @dataclass(frozen=True, slots=True)
 class ChunkingConfig:
     """``knowledgebase.chunking``: sizes in words. ``0 <= overlap < chunk_size``; files of at
@@ -121,10 +127,14 @@ class WorkspaceConfig:
             )
         if threshold < 0:
             raise ConfigError(f"knowledgebase.chunking.threshold must be >= 0, got {threshold}")
-        if not max_file_mb > 0 or math.isinf(max_file_mb):
-            raise ConfigError(f"knowledgebase.indexing.max_file_mb must be > 0, got {max_file_mb}")
-        if default_limit < 1:
-            raise ConfigError(f"knowledgebase.search.default_limit must be >= 1, got {default_limit}")
+        if not 0 < max_file_mb <= MAX_FILE_MB_LIMIT:
+            raise ConfigError(
+                f"knowledgebase.indexing.max_file_mb must be > 0 and <= {MAX_FILE_MB_LIMIT}, got {max_file_mb}"
+            )
+        if not 1 <= default_limit <= MAX_DEFAULT_LIMIT:
+            raise ConfigError(
+                f"knowledgebase.search.default_limit must be >= 1 and <= {MAX_DEFAULT_LIMIT}, got {default_limit}"
+            )
 
         return cls(
             enabled=enabled,
@@ -136,9 +146,10 @@ class WorkspaceConfig:
         )
 
 
-def roots_to_config(roots: tuple[Root, ...]) -> list[dict[str, Any]]:
-    """The ``knowledgebase.roots`` list as written to YAML: ``[{path: str, recursive: bool}]``."""
-    return [{"path": str(r.path), "recursive": r.recursive} for r in roots]
+def normalize_root_path(raw: str) -> Path:
+    """A root path from config as the workspace uses it: ``~`` expanded, made absolute (relative
+    paths are taken from the current directory); symlinks are not resolved."""
+    return Path(raw).expanduser().absolute()
 
 
 def _section(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:
@@ -192,7 +203,7 @@ def _roots(value: Any) -> tuple[Root, ...]:
                 hint="Each root looks like {path: /abs/dir, recursive: false}.",
             )
         recursive = _bool(item, "recursive", False, f"knowledgebase.roots[{i}].recursive")
-        path = Path(item["path"]).expanduser().absolute()
+        path = normalize_root_path(item["path"])
         if all(r.path != path for r in roots):
             roots.append(Root(path=path, recursive=recursive))
     return tuple(roots)

@@ -39,6 +39,14 @@ class ConfigError(WorkspaceError):
     default_hint = "Fix the value in config.yaml (HERMES_HOME/config.yaml) and run the command again."
 
 
+class ConfigWriteError(WorkspaceError):
+    """The configuration file cannot be written (EX_CANTCREAT)."""
+
+    code = "config_unwritable"
+    exit_code = 73
+    default_hint = "Check that HERMES_HOME and its config.yaml are writable."
+
+
 class UsageError(WorkspaceError):
     """A command line or API argument is invalid (exit 2, as argparse and click use)."""
 

@@ -93,8 +93,9 @@ def parse_query(text: str) -> Query:
         if not parts:
             continue
         if len(parts) > 1 and any(ch in _COMPOUND_SEPARATORS for ch in raw_word):
+            parts = parts[:budget]
             key: object = tuple(p.casefold() for p in parts)
-            if key in seen or len(parts) > budget:
+            if key in seen:
                 continue
             seen.add(key)
             start = raw_word.find(parts[0])

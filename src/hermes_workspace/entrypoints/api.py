@@ -29,6 +29,7 @@ from hermes_workspace.container import Container, build_container
 from hermes_workspace.domain.errors import UsageError
 from hermes_workspace.domain.model import IndexSummary, Root, SearchHit, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
+from hermes_workspace.entrypoints.logging_setup import configure_library_logging
 
 ProgressCallback = Callable[[int, int, Path], object]
 """``callback(position, total, path)``: file ``position`` (1-based) of ``total`` is being indexed."""
@@ -70,6 +71,7 @@ class Workspace:
                 hint=f"Replaceable adapters: {', '.join(REPLACEABLE)}.",
             )
         container = build_container(home)
+        configure_library_logging(container.log_file())
         for name, adapter in adapters.items():
             getattr(container, name).override(providers.Object(adapter))
         if "store" in adapters and "search_store" not in adapters:
@@ -97,11 +99,11 @@ class Workspace:
 
     def add_root(self, path: str | os.PathLike[str], *, recursive: bool = False) -> Root:
         """Add a directory (non-recursive unless ``recursive``). Raises ``RootNotFoundError``."""
-        return self._container.add_root().execute(Path(path), recursive=recursive)
+        return self._container.add_root().execute(os.fspath(path), recursive=recursive)
 
     def remove_root(self, path: str | os.PathLike[str]) -> Root:
         """Remove an added root. Raises ``RootNotConfiguredError`` or ``UsageError`` (primary)."""
-        return self._container.remove_root().execute(Path(path))
+        return self._container.remove_root().execute(os.fspath(path))
 
     def index(self, *, progress: ProgressCallback | ProgressSink | None = None) -> IndexSummary:
         """Index every root; returns the summary. ``progress`` is a callback

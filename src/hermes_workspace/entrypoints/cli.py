@@ -35,7 +35,9 @@ app = App(
     help="Index folders and search them; hits carry absolute paths and exact line ranges.",
     version=__version__,
     result_action="return_value",
+    suppress_keyboard_interrupt=False,
 )
+app.meta.suppress_keyboard_interrupt = False
 roots_app = App(name="roots", help="List, add and remove the folders the workspace indexes.")
 app.command(roots_app)
 
@@ -43,7 +45,7 @@ app.command(roots_app)
 @dataclass
 class _Options:
     human: bool = False
-    home: Path | None = None
+    home: str | None = None
     quiet: bool = False
 
 
@@ -75,7 +77,7 @@ def roots_list() -> _Output:
 
 
 @roots_app.command(name="add")
-def roots_add(path: Path, *, recursive: bool = False) -> _Output:
+def roots_add(path: str, /, *, recursive: bool = False) -> _Output:
     """Add a folder to index.
 
     Parameters
@@ -91,7 +93,7 @@ def roots_add(path: Path, *, recursive: bool = False) -> _Output:
 
 
 @roots_app.command(name="remove")
-def roots_remove(path: Path) -> _Output:
+def roots_remove(path: str, /) -> _Output:
     """Remove an added folder; its files leave the index at the next `index`.
 
     Parameters
@@ -123,7 +125,7 @@ def search_command(
     *query: str,
     path: str | None = None,
     glob: str | None = None,
-    limit: int | None = None,
+    limit: str | None = None,
 ) -> _Output:
     """Search the index with free text (operators like NOT or quotes are ordinary words).
 
@@ -140,7 +142,7 @@ def search_command(
     """
     text = " ".join(query)
     with _workspace() as ws:
-        hits = ws.search(text, path=path, glob=glob, limit=limit)
+        hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit))
     return _Output([h.to_json() for h in hits], lambda con: _human_hits(con, hits))
 
 
@@ -163,7 +165,7 @@ def status_command() -> _Output:
 def launcher(
     *tokens: Annotated[str, Parameter(show=False, allow_leading_hyphen=True)],
     human: bool = False,
-    home: Annotated[Path | None, Parameter(env_var="HERMES_HOME")] = None,
+    home: str | None = None,
     log_level: LogLevel = "warning",
     quiet: bool = False,
 ) -> int:
@@ -181,19 +183,21 @@ def launcher(
         No progress bar.
     """
     from hermes_workspace.container import resolve_home
-    from hermes_workspace.entrypoints.logging_setup import configure_logging
+    from hermes_workspace.entrypoints.logging_setup import configure_cli_logging
 
     _options.human, _options.home, _options.quiet = human, home, quiet
     resolved_home = resolve_home(home)
-    configure_logging(log_level, resolved_home / "logs" / "workspace.log")
+    # --quiet also quiets per-file warnings (they are in the summary), unless a level is asked for.
+    configure_cli_logging("error" if quiet and log_level == "warning" else log_level,
+                          resolved_home / "logs" / "workspace.log")
     try:
         result = app(tokens, exit_on_error=False, print_error=False)
     except CycloptsError as exc:
-        return _emit_error(UsageError(_cyclopts_message(exc)))
+        return _emit_error(_usage_error(exc))
     except WorkspaceError as exc:
         return _emit_error(exc)
     except KeyboardInterrupt:
-        return _emit_error(WorkspaceError("interrupted", hint="Run the command again to finish."), 130)
+        return _emit_error(_interrupted(), 130)
     except Exception as exc:  # a bug: log the traceback, show a clean error
         import structlog
 
@@ -230,6 +234,29 @@ def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
         sys.stdout.write(json.dumps({"error": error.to_json()}, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     return exit_code if exit_code is not None else error.exit_code
+
+
+def _interrupted() -> WorkspaceError:
+    error = WorkspaceError("interrupted", hint="Nothing half-written is kept; run the command again to finish.")
+    error.code = "interrupted"
+    return error
+
+
+def _usage_error(exc: CycloptsError) -> UsageError:
+    return UsageError(
+        _cyclopts_message(exc),
+        hint="Run with --help to see the accepted options; to search for text that starts with '-', "
+        "put it after --: hermes-workspace search -- -text",
+    )
+
+
+def _parse_limit(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise UsageError(f"--limit must be a whole number, got {value!r}") from None
 
 
 def _cyclopts_message(exc: CycloptsError) -> str:
@@ -283,9 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         result = app.meta(tokens, exit_on_error=False, print_error=False)
     except CycloptsError as exc:
         _options.human = "--human" in tokens
-        return _emit_error(UsageError(_cyclopts_message(exc)))
+        return _emit_error(_usage_error(exc))
     except KeyboardInterrupt:
-        return 130
+        return _emit_error(_interrupted(), 130)
     return result if isinstance(result, int) else 0
 
 

@@ -1,9 +1,16 @@
-"""structlog configuration, done once per process by an entrypoint (DESIGN.md §5 "Logs").
+"""structlog configuration (DESIGN.md §5 "Logs"), done by the entrypoints only.
 
-Two destinations through the standard library's handlers: JSON lines with full tracebacks in
-``HERMES_HOME/logs/workspace.log`` (DEBUG and up, or ``level`` if lower), and short console
-lines on stderr at ``level`` (default WARNING). Libraries that log through the standard ``logging``
-module (chonkie, for instance) end up in the same places.
+Our modules log with ``structlog.get_logger(...)``; records go through the standard ``logging``
+module, so they reach two destinations:
+
+- a JSON-lines file, ``HERMES_HOME/logs/workspace.log``, with the traceback of every per-file
+  failure (without local variables: they would copy file contents into the log);
+- for the CLI only, short lines on stderr at ``--log-level`` (default WARNING).
+
+The CLI owns its process and configures the root logger (:func:`configure_cli_logging`). The Python
+API is a guest in someone else's process (:func:`configure_library_logging`): it attaches the file
+handler to the ``hermes_workspace`` logger only, prints nothing on stdout or stderr, and leaves an
+application's own structlog configuration alone.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from pathlib import Path
 import structlog
 
 LEVELS = ("debug", "info", "warning", "error", "critical")
+LOG_FILE_MAX_BYTES = 10 * 1024 * 1024
+LOG_FILE_BACKUPS = 3
 
 _SHARED_PROCESSORS: list[structlog.typing.Processor] = [
     structlog.contextvars.merge_contextvars,
@@ -23,22 +32,20 @@ _SHARED_PROCESSORS: list[structlog.typing.Processor] = [
     structlog.stdlib.add_logger_name,
     structlog.processors.TimeStamper(fmt="iso", utc=True),
 ]
+_NOISY_LIBRARIES = ("chonkie", "filelock", "charset_normalizer")
+_MARK = "_hermes_handler"
+_cli_configured = False
 
 
-def configure_logging(level: str = "warning", log_file: Path | None = None) -> Path | None:
-    """Route structlog and stdlib logging to stderr (``level`` and up) and to ``log_file``.
-
-    ``level`` is one of :data:`LEVELS` (case-insensitive). Returns the log file path actually used,
-    or ``None`` when it could not be opened (the console still works; a read-only home must not
-    break search). Safe to call more than once: handlers are replaced.
-    """
+def configure_cli_logging(level: str = "warning", log_file: Path | None = None) -> Path | None:
+    """Route all logging to stderr at ``level`` (one of :data:`LEVELS`) and to ``log_file`` at
+    INFO (or ``level`` if lower). Returns the log file used, or ``None`` if it could not be opened
+    (a read-only home must not break search). Safe to call again: our handlers are replaced."""
+    global _cli_configured
+    _cli_configured = True
     console_level = getattr(logging, level.upper())
     root = logging.getLogger()
-    for handler in list(root.handlers):
-        if getattr(handler, "_hermes", False):
-            root.removeHandler(handler)
-            handler.close()
-
+    _remove_our_handlers(root)
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(console_level)
     console.setFormatter(
@@ -46,53 +53,91 @@ def configure_logging(level: str = "warning", log_file: Path | None = None) -> P
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
                 _drop_exc_info,
-                structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0, exception_formatter=structlog.dev.plain_traceback),
+                structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0),
             ],
             foreign_pre_chain=_SHARED_PROCESSORS,
         )
     )
-    console._hermes = True  # type: ignore[attr-defined]
+    _mark(console)
     root.addHandler(console)
+    file_level = min(logging.INFO, console_level)
+    used = _add_file_handler(root, log_file, file_level)
+    root.setLevel(min(console_level, file_level) if used else console_level)
+    for name in _NOISY_LIBRARIES:
+        logging.getLogger(name).setLevel(max(logging.WARNING, console_level))
+    _configure_structlog()
+    return used
 
-    used: Path | None = None
-    if log_file is not None:
-        try:
-            log_file.parent.mkdir(parents=True, exist_ok=True)
-            file_handler = logging.handlers.RotatingFileHandler(
-                log_file, maxBytes=10 * 1024 * 1024, backupCount=3, encoding="utf-8", delay=True
-            )
-            file_handler.setLevel(min(logging.INFO, console_level))
-            file_handler.setFormatter(
-                structlog.stdlib.ProcessorFormatter(
-                    processors=[
-                        structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                        structlog.processors.dict_tracebacks,
-                        structlog.processors.JSONRenderer(),
-                    ],
-                    foreign_pre_chain=_SHARED_PROCESSORS,
-                )
-            )
-            file_handler._hermes = True  # type: ignore[attr-defined]
-            root.addHandler(file_handler)
-            used = log_file
-        except OSError:
-            used = None
-    root.setLevel(min(h.level for h in root.handlers if getattr(h, "_hermes", False)))
-    # Chatty libraries: their INFO lines are not ours to show.
-    for noisy in ("chonkie", "filelock", "charset_normalizer"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, console_level))
 
+def configure_library_logging(log_file: Path | None) -> Path | None:
+    """For the Python API: write our INFO-and-up records to ``log_file`` through a handler on the
+    ``hermes_workspace`` logger; add nothing to the root logger and print nothing. structlog is
+    configured only if the application has not configured it. Returns the file used or ``None``.
+    Does nothing in a process whose logging the CLI has configured."""
+    if _cli_configured:
+        return log_file
+    logger = logging.getLogger("hermes_workspace")
+    if any(getattr(h, _MARK, None) == str(log_file) for h in logger.handlers):
+        return log_file
+    _remove_our_handlers(logger)
+    used = _add_file_handler(logger, log_file, logging.INFO)
+    if used is not None and logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
+    if not structlog.is_configured():
+        _configure_structlog()
+    return used
+
+
+def _configure_structlog() -> None:
     structlog.configure(
         processors=[*_SHARED_PROCESSORS, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
-    return used
+
+
+def _add_file_handler(logger: logging.Logger, log_file: Path | None, level: int) -> Path | None:
+    if log_file is None:
+        return None
+    try:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            log_file, maxBytes=LOG_FILE_MAX_BYTES, backupCount=LOG_FILE_BACKUPS, encoding="utf-8", delay=True
+        )
+    except OSError:
+        return None
+    handler.setLevel(level)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.ExceptionRenderer(
+                    structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+                ),
+                structlog.processors.JSONRenderer(),
+            ],
+            foreign_pre_chain=_SHARED_PROCESSORS,
+        )
+    )
+    _mark(handler, str(log_file))
+    logger.addHandler(handler)
+    return log_file
+
+
+def _mark(handler: logging.Handler, value: str = "console") -> None:
+    setattr(handler, _MARK, value)
+
+
+def _remove_our_handlers(logger: logging.Logger) -> None:
+    for handler in list(logger.handlers):
+        if getattr(handler, _MARK, None) is not None:
+            logger.removeHandler(handler)
+            handler.close()
 
 
 def _drop_exc_info(_logger: object, _name: str, event: dict) -> dict:
-    # The console gets one line per event; tracebacks belong in the log file.
+    # One line per event on the console; tracebacks belong in the log file.
     event.pop("exc_info", None)
     event.pop("exception", None)
     return event
