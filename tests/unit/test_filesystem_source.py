@@ -137,7 +137,7 @@ def test_no_dotfile_filter(root: Path) -> None:
 def test_hermesignore_excluding_env_keeps_github_workflows(root: Path) -> None:
     write(root, {".hermesignore": ".env\n", ".github/workflows/ci.yml": "on: push\n", ".env": "KEY=1\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore", ".github/workflows/ci.yml"}
+    assert indexed(discover(root), root) == {".github/workflows/ci.yml"}
 
 
 def test_dotfiles_excluded_then_github_re_included(root: Path, listed_dirs: list[str]) -> None:
@@ -154,7 +154,6 @@ def test_dotfiles_excluded_then_github_re_included(root: Path, listed_dirs: list
     )
     items = discover(root)
 
-    # `.*` also excludes the .hermesignore file itself.
     assert indexed(items, root) == {".github/workflows/ci.yml", ".github/.hidden-in-github", "visible.md"}
     assert str(root / ".cache") not in listed_dirs
 
@@ -162,7 +161,7 @@ def test_dotfiles_excluded_then_github_re_included(root: Path, listed_dirs: list
 def test_negated_file_pattern_re_includes_at_any_depth(root: Path) -> None:
     write(root, {".hermesignore": "*.yml\n!ci.yml\n", "ci.yml": "x\n", "other.yml": "x\n", "deploy/ci.yml": "x\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore", "ci.yml", "deploy/ci.yml"}
+    assert indexed(discover(root), root) == {"ci.yml", "deploy/ci.yml"}
 
 
 def test_nothing_is_re_included_inside_an_excluded_directory(root: Path, listed_dirs: list[str]) -> None:
@@ -170,7 +169,7 @@ def test_nothing_is_re_included_inside_an_excluded_directory(root: Path, listed_
     # excluded." (pathspec alone would say keep.txt is included; the directory is pruned first.)
     write(root, {".hermesignore": "build/\n!build/keep.txt\n", "build/keep.txt": "x\n", "build/a.txt": "x\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore"}
+    assert indexed(discover(root), root) == set()
     assert str(root / "build") not in listed_dirs
 
 
@@ -193,15 +192,15 @@ def test_whitelist_idiom_walks_directories_like_git(root: Path) -> None:
 def test_directory_star_then_negation_re_includes_one_file(root: Path) -> None:
     write(root, {".hermesignore": "logs/*\n!logs/keep.txt\n", "logs/keep.txt": "x\n", "logs/a.txt": "x\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore", "logs/keep.txt"}
+    assert indexed(discover(root), root) == {"logs/keep.txt"}
 
 
 def test_double_star_directory_then_negation_is_pruned_unlike_git(root: Path) -> None:
-    # Known difference (see IgnoreRules.excludes_dir): pathspec compiles `foo/**` to match `foo/`
+    # Known difference (see IgnoreRules): pathspec compiles `foo/**` to match `foo/`
     # itself, so the directory is pruned; git would keep foo/keep.txt.
     write(root, {".hermesignore": "foo/**\n!foo/keep.txt\n", "foo/keep.txt": "x\n", "foo/a.txt": "x\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore"}
+    assert indexed(discover(root), root) == set()
 
 
 def test_anchored_and_double_star_patterns(root: Path) -> None:
@@ -218,37 +217,31 @@ def test_anchored_and_double_star_patterns(root: Path) -> None:
         },
     )
 
-    assert indexed(discover(root), root) == {".hermesignore", "sub/top.txt", "docs/a/b/c.md", "other/c.tmp"}
+    assert indexed(discover(root), root) == {"sub/top.txt", "docs/a/b/c.md", "other/c.tmp"}
 
 
 def test_pattern_without_slash_matches_directories_at_any_depth(root: Path) -> None:
     write(root, {".hermesignore": "vendor\n", "vendor/a.go": "x\n", "x/vendor/b.go": "x\n", "x/c.go": "x\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore", "x/c.go"}
+    assert indexed(discover(root), root) == {"x/c.go"}
 
 
 def test_directory_rule_does_not_match_a_file(root: Path) -> None:
     write(root, {".hermesignore": "build/\n", "build": "a file called build\n", "x/build/y.txt": "x\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore", "build"}
+    assert indexed(discover(root), root) == {"build"}
 
 
 def test_comments_blank_lines_and_escapes(root: Path) -> None:
     write(root, {".hermesignore": "# a comment\n\n\\#literal.txt\n", "#literal.txt": "x\n", "keep.txt": "x\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore", "keep.txt"}
+    assert indexed(discover(root), root) == {"keep.txt"}
 
 
 def test_ignore_rules_apply_in_non_recursive_roots(root: Path) -> None:
     write(root, {".gitignore": "*.log\n", "a.log": "x\n", "b.txt": "x\n", "sub/c.txt": "x\n"})
 
     assert indexed(discover(root, recursive=False), root) == {".gitignore", "b.txt"}
-
-
-def test_nested_ignore_files_are_ordinary_files(root: Path) -> None:
-    write(root, {"sub/.gitignore": "*.md\n", "sub/.hermesignore": "*.md\n", "sub/x.md": "x\n"})
-
-    assert indexed(discover(root), root) == {"sub/.gitignore", "sub/.hermesignore", "sub/x.md"}
 
 
 def test_gitignore_rules_leave_out_dot_git_like_git(root: Path, listed_dirs: list[str]) -> None:
@@ -265,14 +258,14 @@ def test_hermesignore_rules_are_taken_literally(root: Path) -> None:
     # A .hermesignore is the whole truth for its root: without a `.git/` rule, .git is walked.
     write(root, {".hermesignore": "*.log\n", ".git/config": "[core]\n"})
 
-    assert indexed(discover(root), root) == {".hermesignore", ".git/config"}
+    assert indexed(discover(root), root) == {".git/config"}
 
 
 def test_invalid_pattern_lines_are_reported_and_skipped(root: Path) -> None:
     write(root, {".hermesignore": "!\n*.log\n", "a.log": "x\n", "b.txt": "x\n"})
     items = discover(root)
 
-    assert indexed(items, root) == {".hermesignore", "b.txt"}
+    assert indexed(items, root) == {"b.txt"}
     [problem] = problems(items)
     assert problem.path == root / ".hermesignore"
     assert problem.error_type == "IgnorePatternError"
@@ -315,7 +308,314 @@ def test_ignore_file_with_bom_and_crlf(root: Path) -> None:
         {".hermesignore": b"\xef\xbb\xbf*.log\r\nsecret.txt\r\n", "a.log": "x\n", "secret.txt": "x\n", "b.md": "x\n"},
     )
 
-    assert indexed(discover(root), root) == {".hermesignore", "b.md"}
+    assert indexed(discover(root), root) == {"b.md"}
+
+
+# -- nested ignore files -----------------------------------------------------------------------
+
+
+def test_nested_gitignore_excludes_below_its_directory_only(root: Path) -> None:
+    # The reported repro: git ignores sub/secret.txt; the root's own rules still apply below.
+    write(
+        root,
+        {
+            ".gitignore": "*.log\n",
+            "sub/.gitignore": "secret.txt\n",
+            "sub/secret.txt": "x\n",
+            "sub/deeper/secret.txt": "x\n",
+            "sub/a.log": "x\n",
+            "sub/ok.txt": "x\n",
+            "secret.txt": "x\n",
+            "other/secret.txt": "x\n",
+        },
+    )
+
+    assert indexed(discover(root), root) == {
+        ".gitignore",
+        "sub/.gitignore",
+        "sub/ok.txt",
+        "secret.txt",
+        "other/secret.txt",
+    }
+
+
+def test_nested_directory_rule_prunes(root: Path, listed_dirs: list[str]) -> None:
+    write(root, {".gitignore": "*.log\n", "sub/.gitignore": "cache/\n", "sub/cache/c.txt": "x\n", "cache/d.txt": "x\n"})
+
+    assert indexed(discover(root), root) == {".gitignore", "sub/.gitignore", "cache/d.txt"}
+    assert str(root / "sub" / "cache") not in listed_dirs
+
+
+def test_nested_negation_re_includes_a_file_the_root_excluded(root: Path) -> None:
+    write(
+        root,
+        {
+            ".gitignore": "*.tmp\n",
+            "sub/.gitignore": "!keep.tmp\n",
+            "sub/keep.tmp": "x\n",
+            "sub/other.tmp": "x\n",
+            "sub/deeper/keep.tmp": "x\n",
+            "keep.tmp": "x\n",
+        },
+    )
+
+    assert indexed(discover(root), root) == {".gitignore", "sub/.gitignore", "sub/keep.tmp", "sub/deeper/keep.tmp"}
+
+
+def test_nested_file_cannot_re_include_under_an_excluded_directory(root: Path, listed_dirs: list[str]) -> None:
+    # git: "It is not possible to re-include a file if a parent directory of that file is excluded."
+    # Neither sub/.gitignore nor the excluded directory's own .gitignore can bring keep.txt back.
+    write(
+        root,
+        {
+            ".gitignore": "sub/cache/\n",
+            "sub/.gitignore": "!cache/keep.txt\n!keep.txt\n",
+            "sub/cache/.gitignore": "!keep.txt\n",
+            "sub/cache/keep.txt": "x\n",
+            "sub/keep.txt": "x\n",
+        },
+    )
+
+    assert indexed(discover(root), root) == {".gitignore", "sub/.gitignore", "sub/keep.txt"}
+    assert str(root / "sub" / "cache") not in listed_dirs
+
+
+def test_nested_file_can_re_include_a_directory_excluded_by_a_shallower_file(root: Path) -> None:
+    # The directory's parent (sub) is not excluded, so the last matching pattern (sub's) wins.
+    write(
+        root, {".gitignore": "inner/\n", "sub/.gitignore": "!inner/\n", "sub/inner/a.txt": "x\n", "inner/b.txt": "x\n"}
+    )
+
+    assert indexed(discover(root), root) == {".gitignore", "sub/.gitignore", "sub/inner/a.txt"}
+
+
+def test_anchored_patterns_in_a_nested_file_anchor_at_its_directory(root: Path) -> None:
+    write(
+        root,
+        {
+            ".gitignore": "*.log\n",
+            "sub/.gitignore": "/top.txt\ndocs/a.txt\n",
+            "sub/top.txt": "x\n",
+            "sub/x/top.txt": "x\n",
+            "top.txt": "x\n",
+            "sub/docs/a.txt": "x\n",
+            "sub/x/docs/a.txt": "x\n",
+            "docs/a.txt": "x\n",
+        },
+    )
+
+    assert indexed(discover(root), root) == {
+        ".gitignore",
+        "sub/.gitignore",
+        "sub/x/top.txt",
+        "top.txt",
+        "sub/x/docs/a.txt",
+        "docs/a.txt",
+    }
+
+
+def test_deeper_ignore_files_take_precedence(root: Path) -> None:
+    write(
+        root,
+        {
+            ".gitignore": "*.log\n!important.log\n",
+            "sub/.gitignore": "important.log\n",
+            "sub/deeper/.gitignore": "!important.log\n",
+            "important.log": "x\n",
+            "other.log": "x\n",
+            "sub/important.log": "x\n",
+            "sub/deeper/important.log": "x\n",
+            "sub/deeper/other.log": "x\n",
+            "sub/deeper/deepest/important.log": "x\n",
+        },
+    )
+
+    assert indexed(discover(root), root) == {
+        ".gitignore",
+        "important.log",
+        "sub/.gitignore",
+        "sub/deeper/.gitignore",
+        "sub/deeper/important.log",
+        "sub/deeper/deepest/important.log",
+    }
+
+
+def test_a_deeper_directory_negation_does_not_re_include_the_files_below_it(root: Path) -> None:
+    # git: `!build/` matches the directory sub/deep/build, not the files in it; x.tmp stays
+    # excluded by the root's `*.tmp`. (pathspec alone lets `build/` match everything below.)
+    write(
+        root,
+        {
+            ".gitignore": "*.tmp\n",
+            "sub/.gitignore": "!build/\n",
+            "sub/deep/build/x.tmp": "x\n",
+            "sub/deep/build/a.txt": "x\n",
+        },
+    )
+
+    assert indexed(discover(root), root) == {".gitignore", "sub/.gitignore", "sub/deep/build/a.txt"}
+
+
+def test_a_deeper_negation_of_a_parent_does_not_re_include_an_excluded_subdirectory(
+    root: Path, listed_dirs: list[str]
+) -> None:
+    write(
+        root,
+        {
+            ".gitignore": "build/\n",
+            "sub/.gitignore": "!deep/\n",
+            "sub/deep/build/a.txt": "x\n",
+            "sub/deep/b.txt": "x\n",
+        },
+    )
+
+    assert indexed(discover(root), root) == {".gitignore", "sub/.gitignore", "sub/deep/b.txt"}
+    assert str(root / "sub" / "deep" / "build") not in listed_dirs
+
+
+def test_whitelist_idiom_in_a_nested_file(root: Path) -> None:
+    write(
+        root,
+        {
+            ".gitignore": "*.log\n",
+            "sub/.gitignore": "*\n!*/\n!*.py\n",
+            "sub/a.py": "x\n",
+            "sub/a.txt": "x\n",
+            "sub/pkg/b.py": "x\n",
+            "sub/pkg/b.txt": "x\n",
+            "top.txt": "x\n",
+        },
+    )
+
+    # `*` in sub/.gitignore also excludes sub/.gitignore itself, as in git.
+    assert indexed(discover(root), root) == {".gitignore", "sub/a.py", "sub/pkg/b.py", "top.txt"}
+
+
+def test_nested_hermesignore_files_are_read_when_the_root_has_one(root: Path) -> None:
+    write(
+        root,
+        {
+            ".hermesignore": "*.log\n",
+            "sub/.hermesignore": "secret.txt\n",
+            "sub/.gitignore": "*.md\n",
+            "sub/secret.txt": "x\n",
+            "sub/x.md": "x\n",
+            "sub/a.log": "x\n",
+            "secret.txt": "x\n",
+        },
+    )
+
+    # The .hermesignore family: sub/.hermesignore applies, sub/.gitignore is an ordinary file.
+    assert indexed(discover(root), root) == {"sub/.gitignore", "sub/x.md", "secret.txt"}
+
+
+def test_nested_hermesignore_files_are_not_read_in_a_gitignore_root(root: Path) -> None:
+    write(root, {".gitignore": "*.log\n", "sub/.hermesignore": "x.md\n", "sub/x.md": "x\n"})
+
+    assert indexed(discover(root), root) == {".gitignore", "sub/x.md"}
+
+
+def test_nested_gitignore_applies_on_top_of_the_default_rules(root: Path, listed_dirs: list[str]) -> None:
+    write(
+        root,
+        {
+            "sub/.gitignore": "secret.txt\n!keep.swp\n",
+            "sub/secret.txt": "x\n",
+            "sub/keep.swp": "x\n",
+            "sub/other.swp": "x\n",
+            "sub/node_modules/m.js": "x\n",
+            "sub/ok.md": "x\n",
+        },
+    )
+
+    assert indexed(discover(root), root) == {"sub/.gitignore", "sub/keep.swp", "sub/ok.md"}
+    assert str(root / "sub" / "node_modules") not in listed_dirs
+
+
+def test_unreadable_nested_ignore_file_is_a_problem_and_the_walk_goes_on(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(
+        root,
+        {
+            ".gitignore": "*.log\n",
+            "sub/.gitignore": "secret.txt\n",
+            "sub/secret.txt": "x\n",
+            "sub/a.log": "x\n",
+            "z/.gitignore": "*.md\n",
+            "z/x.md": "x\n",
+            "z/y.txt": "x\n",
+        },
+    )
+    nested = str(root / "sub" / ".gitignore")
+    real_open = open
+
+    def guarded_open(path, *args, **kwargs):
+        if os.fspath(path) == nested:
+            raise PermissionError(13, "Permission denied", nested)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(filesystem_source, "open", guarded_open, raising=False)
+    items = discover(root)
+
+    [problem] = problems(items)
+    assert (problem.path, problem.root, problem.error_type) == (root / "sub" / ".gitignore", root, "PermissionError")
+    assert "not applied" in problem.message
+    # sub's own rules are lost, the root's still apply there, and later directories are unaffected.
+    assert indexed(items, root) == {".gitignore", "sub/.gitignore", "sub/secret.txt", "z/.gitignore", "z/y.txt"}
+
+
+def test_invalid_lines_in_a_nested_ignore_file_are_reported(root: Path) -> None:
+    write(root, {".gitignore": "*.log\n", "sub/.gitignore": "# c\n!\nsecret.txt\n", "sub/secret.txt": "x\n"})
+    items = discover(root)
+
+    [problem] = problems(items)
+    assert (problem.path, problem.error_type) == (root / "sub" / ".gitignore", "IgnorePatternError")
+    assert "line 2" in problem.message
+    assert indexed(items, root) == {".gitignore", "sub/.gitignore"}
+
+
+def test_nested_ignore_files_are_not_read_in_a_non_recursive_root(root: Path) -> None:
+    write(root, {".gitignore": "*.log\n", "sub/.gitignore": "!\n", "a.txt": "x\n"})
+
+    items = discover(root, recursive=False)
+    assert problems(items) == []
+    assert indexed(items, root) == {".gitignore", "a.txt"}
+
+
+def test_nested_ignore_specs_are_cached(root: Path) -> None:
+    write(root, {".gitignore": "*.log\n", "a/.gitignore": "x.txt\n", "b/.gitignore": "x.txt\n", "b/x.txt": "x\n"})
+    compile_ignore_rules.cache_clear()
+    first = discover(root)
+    second = discover(root)
+
+    assert first == second
+    info = compile_ignore_rules.cache_info()
+    assert (info.misses, info.hits) == (3, 3)
+
+
+def test_hermesignore_files_are_never_yielded(root: Path) -> None:
+    # Neither indexed nor reported as skipped (an empty one would otherwise be SkippedFile("empty")),
+    # at any depth and whatever the root's family.
+    write(
+        root,
+        {
+            ".hermesignore": "*.log\n",
+            "sub/.hermesignore": "",
+            "sub/deeper/.hermesignore": "# only a comment\n",
+            "sub/a.txt": "x\n",
+        },
+    )
+    other = root.parent / "other"
+    write(other, {".gitignore": "*.log\n", "node/.hermesignore": "node_modules\n", "b.txt": "x\n"})
+    plain = root.parent / "plain"
+    write(plain, {".hermesignore": "", "c.txt": "x\n"})
+
+    in_root, in_other, in_plain = discover(root), discover(other), discover(plain, recursive=False)
+
+    assert [i.path.relative_to(root).as_posix() for i in in_root] == ["sub/a.txt"]
+    assert [i.path.relative_to(other).as_posix() for i in in_other] == [".gitignore", "b.txt"]
+    assert [i.path.name for i in in_plain] == ["c.txt"]
 
 
 # -- walk order and shape ------------------------------------------------------------------------

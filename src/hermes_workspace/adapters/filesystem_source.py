@@ -4,11 +4,29 @@ with per-root gitignore-style rules compiled by pathspec.
 Behaviour, in short (the docstring of :class:`FilesystemSource` has the details):
 
 - ignore rules per root, first existing file wins: ``root/.hermesignore``, else ``root/.gitignore``,
-  else :data:`~hermes_workspace.domain.constants.DEFAULT_IGNORE_RULES`. Only the root's top-level
-  file is read; ``.gitignore``/``.hermesignore`` files in subdirectories are ordinary files to us
-  (they are indexed like any text file, and their rules are not applied);
+  else :data:`~hermes_workspace.domain.constants.DEFAULT_IGNORE_RULES`;
+- nested ignore files, as git reads them. The root's choice fixes the *family* used at every depth:
+  a root with a ``.hermesignore`` reads ``.hermesignore`` files in its subdirectories (and never a
+  ``.gitignore``); a root with a ``.gitignore``, or with the built-in defaults, reads the
+  ``.gitignore`` files in its subdirectories (with the defaults, on top of them). A nested file's
+  patterns are relative to its own directory (``/build`` there means ``<that dir>/build``) and apply
+  only to paths below that directory;
+- precedence, as git's "last matching pattern decides" over the patterns read root first, then
+  each deeper file: for a path, the deepest ignore file on its way from the root that has a
+  matching pattern decides (within one file, gitignore order: the last match wins); only if no
+  nested file matches do the root's rules (or the defaults) decide. A pattern counts for a path
+  only if it matches the path itself, not merely a directory above it (:class:`IgnoreRules`). So a deeper ``!keep.tmp``
+  re-includes what a shallower ``*.tmp`` excluded, and a deeper ``secret.txt`` excludes what a
+  shallower ``!secret.txt`` kept. A directory is judged by the files above it (its own ignore
+  file applies only to what is inside it), and an excluded directory is pruned, so nothing under
+  it can be re-included by any file (its own ignore file is never read);
+- ``.hermesignore`` files are our configuration: skipped silently at every depth (never yielded,
+  nor counted as skipped). ``.gitignore`` files are ordinary text, indexed unless a rule excludes
+  them;
 - no hard-coded dotfile filter: ``.github/workflows/ci.yml`` is offered unless a rule excludes it;
 - ignored directories are pruned (never listed), so ``node_modules/`` costs one match, not a walk;
+- an ignore file that cannot be read, or has invalid lines, yields a :class:`DiscoveryProblem` and
+  the walk goes on (a nested one without its rules; the root's with the built-in defaults);
 - entries are visited in name order (code point order), depth first, so runs are reproducible.
 """
 
@@ -16,8 +34,9 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,7 +52,8 @@ from hermes_workspace.domain.constants import (
 from hermes_workspace.domain.model import DiscoveryProblem, Root, SkippedFile, SourceFile
 
 IGNORE_FILE_PRECEDENCE: tuple[str, ...] = (IGNORE_FILENAME, GITIGNORE_FILENAME)
-"""Ignore files looked for in each root, in order; the first that exists is the root's rules."""
+"""Ignore files looked for in each root, in order; the first that exists is the root's rules, and
+its name is the one looked for in the root's subdirectories (``.gitignore`` if none exists)."""
 
 GIT_DIRNAME = ".git"
 """Git never lists its own ``.git`` (directory, or file in a submodule) and a ``.gitignore`` never
@@ -46,56 +66,100 @@ DEFAULT_RULES_SOURCE = "<built-in default rules>"
 _Item = SourceFile | SkippedFile | DiscoveryProblem
 
 
+_DIR_MARK = "ps_d"
+"""Name of the regex group pathspec's gitignore patterns use for a slash that follows a directory
+the pattern matched (``build/`` compiles to ``^(?:.+/)?build(?P<ps_d>/)``): pathspec lets a
+pattern that matches a directory match everything below it too. If a later pathspec renames the
+group, ancestor matches count as matches again (the tests on nested precedence then fail)."""
+
+_Rule = tuple[Callable[..., "re.Match[str] | None"], bool, bool]
+"""One compiled pattern: its regex's ``search``, whether it excludes (``False`` for ``!x``), and
+whether the regex has the :data:`_DIR_MARK` group."""
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class IgnoreRules:
-    """One root's compiled ignore rules.
+    """One ignore file's (or the built-in defaults') compiled rules.
 
-    Paths are relative to the root, ``/``-separated, without a leading ``/``. ``source`` is the
-    ignore file's absolute path or :data:`DEFAULT_RULES_SOURCE`. ``invalid_lines`` holds
+    Paths are relative to the directory the rules belong to (the root, or the directory holding a
+    nested ignore file), ``/``-separated, without a leading ``/``. ``source`` is the ignore file's
+    absolute path or :data:`DEFAULT_RULES_SOURCE`. ``invalid_lines`` holds
     ``(line_number, line, reason)`` for patterns pathspec rejected (they are left out).
     ``implicit_names``: entry names (files or directories) excluded at any depth whatever the
-    patterns say (``{".git"}`` for rules read from a ``.gitignore``).
+    patterns say (``{".git"}`` for rules read from a root ``.gitignore``). ``has_patterns`` is
+    False when the text holds nothing but comments and blank lines.
+
+    Matching, as git does it during a walk: the patterns are pathspec's (``spec``), tried last
+    first, and the first one that matches *the path itself* decides. pathspec also lets a
+    directory pattern match everything below the directory (``build/`` matches ``build/x.txt``);
+    such matches are not counted here, because the walk has already decided each ancestor
+    directory (an excluded one is pruned, so nothing below it is ever asked about). That is what
+    keeps a ``!build/`` in one file from re-including ``build/x.tmp`` that ``*.tmp`` excludes, in
+    the same file or a shallower one, and what makes the whitelist idiom ``*`` / ``!*/`` /
+    ``!*.py`` walk every directory and keep only ``*.py`` files, as in git.
+
+    Known difference from git: pathspec compiles ``foo/**`` so that it also matches ``foo/``
+    itself, so ``foo/**`` + ``!foo/keep.txt`` prunes ``foo`` (git would keep ``keep.txt``);
+    ``foo/*`` + ``!foo/keep.txt`` works as in git.
     """
 
     spec: pathspec.GitIgnoreSpec
     source: str
     invalid_lines: tuple[tuple[int, str, str], ...] = ()
     implicit_names: frozenset[str] = frozenset()
-    _negations: tuple[object, ...] = field(default=(), repr=False)
+    _rules: tuple[_Rule, ...] = field(default=(), repr=False)
+
+    @property
+    def has_patterns(self) -> bool:
+        return bool(self._rules)
+
+    def file_verdict(self, rel: str) -> bool | None:
+        """For the file (or non-directory entry) at ``rel``: ``True`` (excluded), ``False``
+        (re-included by a ``!`` pattern) or ``None`` (no pattern matches it)."""
+        for search, excludes, has_mark in self._rules:
+            match = search(rel)
+            if match is None:
+                continue
+            if has_mark and match.start(_DIR_MARK) != -1:
+                continue  # the pattern matched a directory above the file, not the file
+            return excludes
+        return None
+
+    def dir_verdict(self, rel: str) -> bool | None:
+        """:meth:`file_verdict` for the directory at ``rel``, tested as ``rel + "/"`` so that
+        directory-only rules (``build/``) apply."""
+        probe = rel + "/"
+        end = len(probe)
+        for search, excludes, has_mark in self._rules:
+            match = search(probe)
+            if match is None:
+                continue
+            if has_mark and match.end(_DIR_MARK) not in (-1, end):
+                # The mark is an inner slash: the pattern matched a directory above this one,
+                # unless it also matches at the final slash (the unanchored ``*/``).
+                match = search(probe, end - 1)
+                if match is None or match.end(_DIR_MARK) != end:
+                    continue
+            return excludes
+        return None
 
     def excludes_file(self, rel: str) -> bool:
-        """Whether the file (or non-directory entry) at ``rel`` is ignored."""
-        return self.spec.match_file(rel)
+        """Whether the file (or non-directory entry) at ``rel`` is ignored by these rules alone."""
+        return self.file_verdict(rel) is True
 
     def excludes_dir(self, rel: str) -> bool:
-        """Whether the directory at ``rel`` is ignored, i.e. pruned: nothing under it is visited.
-
-        The directory is tested as ``rel + "/"`` so that directory-only rules (``build/``) apply.
-        Since a pruned directory is never listed, nothing inside an excluded directory can be
-        re-included (``build/`` + ``!build/keep.txt`` leaves ``keep.txt`` out), as in git.
-
-        pathspec's :class:`~pathspec.GitIgnoreSpec` gives a pattern that matches a path without
-        a directory marker (bare ``*``) priority over a directory-only rule, so for the whitelist
-        idiom ``*`` / ``!*/`` / ``!*.py`` it would exclude every directory, where git re-includes
-        them. Hence a directory is pruned only if the spec excludes it *and* no negation pattern
-        matches it; otherwise it is walked and each entry inside is decided on its own.
-
-        Known difference from git: pathspec compiles ``foo/**`` so that it also matches ``foo/``
-        itself, so ``foo/**`` + ``!foo/keep.txt`` prunes ``foo`` (git would keep ``keep.txt``);
-        ``foo/*`` + ``!foo/keep.txt`` works as in git.
-        """
-        probe = rel + "/"
-        if not self.spec.match_file(probe):
-            return False
-        return not any(pattern.match_file(probe) is not None for pattern in self._negations)  # type: ignore[attr-defined]
+        """Whether the directory at ``rel`` is ignored by these rules alone, i.e. pruned: nothing
+        under it is visited. Since a pruned directory is never listed, nothing inside it can be
+        re-included (``build/`` + ``!build/keep.txt`` leaves ``keep.txt`` out), as in git."""
+        return self.dir_verdict(rel) is True
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)
 def compile_ignore_rules(text: str, source: str, implicit_names: frozenset[str] = frozenset()) -> IgnoreRules:
     """Compile gitignore-syntax ``text`` (comments, blank lines, ``!`` negation, ``**``, anchored
     ``/x`` and directory-only ``x/`` rules) into :class:`IgnoreRules`. Invalid lines are dropped and
     listed in ``invalid_lines``; never raises for bad patterns. Cached, so one ignore file content
-    is compiled once per process."""
+    is compiled once per process (per file path: ``source`` is part of the key)."""
     lines = text.splitlines()
     invalid: list[tuple[int, str, str]] = []
     try:
@@ -110,13 +174,19 @@ def compile_ignore_rules(text: str, source: str, implicit_names: frozenset[str] 
             else:
                 good.append(line)
         spec = pathspec.GitIgnoreSpec.from_lines(good)
-    negations = tuple(p for p in spec.patterns if getattr(p, "include", None) is False)
+    rules: list[_Rule] = []
+    for pattern in reversed(spec.patterns):
+        include = getattr(pattern, "include", None)
+        regex = getattr(pattern, "regex", None)
+        if include is None or regex is None:
+            continue  # comment or blank line
+        rules.append((regex.search, include, _DIR_MARK in regex.groupindex))
     return IgnoreRules(
         spec=spec,
         source=source,
         invalid_lines=tuple(invalid),
         implicit_names=implicit_names,
-        _negations=negations,
+        _rules=tuple(rules),
     )
 
 
@@ -133,10 +203,15 @@ class FilesystemSource:
       with ``path == root`` and the walk moves to the next root;
     - ignore rules: ``.hermesignore``, else ``.gitignore`` (plus git's implicit ``.git``, see
       :data:`GIT_DIRNAME`), else the built-in defaults; matched with gitignore semantics against
-      the path relative to the root (see :class:`IgnoreRules`). Only the root's own file is read.
-      An ignore file that exists but cannot be read yields a problem and the built-in defaults
-      apply; invalid pattern lines yield a problem each and are left out. The ignore files
-      themselves are indexed unless a rule excludes them;
+      the path relative to the root (see :class:`IgnoreRules`). In a recursive root, each walked
+      directory's own ignore file of the root's family (``.hermesignore`` if the root has one,
+      else ``.gitignore``) adds rules for the paths below it, relative to it; the deepest file
+      with a matching pattern decides, else the root's rules (module docstring). A root ignore
+      file that exists but cannot be read yields a problem and the built-in defaults apply (the
+      family is still the one of the file found); an unreadable nested one yields a problem and
+      the walk goes on without its rules; invalid pattern lines yield a problem each and are
+      left out. ``.hermesignore`` files are never yielded; ``.gitignore`` files are indexed
+      unless a rule excludes them;
     - a non-recursive root yields only the files directly inside it; a recursive one the whole tree,
       pruning ignored directories. Entries are visited sorted by name, depth first;
     - per file: ignored -> nothing; suffix (lower-cased) in ``BINARY_SUFFIXES`` ->
@@ -199,18 +274,23 @@ class FilesystemSource:
             yield _problem(configured, configured, exc)
             return
 
-        rules, problems = _load_rules(real, configured)
+        rules, nested_name, problems = _load_rules(real, configured)
         yield from problems
 
         root_key = (root_stat.st_dev, root_stat.st_ino)
         chain: dict[tuple[int, int], str] = {root_key: real}
-        stack: list[tuple[Iterator[os.DirEntry[str]], str, tuple[int, int]]] = [(iter(entries), "", root_key)]
+        # Each frame: the directory's entries, its path relative to the root ("" or "a/b/"), its
+        # (st_dev, st_ino), and the ignore rules in force inside it (see _RuleLevels).
+        root_levels: _RuleLevels = ((0, rules),)
+        stack: list[tuple[Iterator[os.DirEntry[str]], str, tuple[int, int], _RuleLevels]] = [
+            (iter(entries), "", root_key, root_levels)
+        ]
         recursive = root.recursive
         max_bytes = self.max_file_bytes
         implicit_names = rules.implicit_names
 
         while stack:
-            iterator, prefix, dir_key = stack[-1]
+            iterator, prefix, dir_key, levels = stack[-1]
             entry = next(iterator, None)
             if entry is None:
                 stack.pop()
@@ -228,7 +308,7 @@ class FilesystemSource:
                 continue
 
             if is_dir:
-                if not recursive or rules.excludes_dir(rel):
+                if not recursive or _excludes_dir(levels, rel):
                     continue
                 try:
                     dir_stat = os.stat(entry.path)
@@ -249,13 +329,19 @@ class FilesystemSource:
                 except OSError as exc:
                     yield _problem(Path(entry.path), configured, exc)
                     continue
+                child_prefix = rel + "/"
+                nested, nested_problems = _load_nested_rules(children, nested_name, configured)
+                yield from nested_problems
+                child_levels = levels if nested is None else (*levels, (len(child_prefix), nested))
                 chain[key] = entry.path
-                stack.append((iter(children), rel + "/", key))
+                stack.append((iter(children), child_prefix, key, child_levels))
                 continue
 
             if not is_symlink and not entry.is_file(follow_symlinks=False):
                 continue  # FIFO, socket, device: not a candidate, not worth reporting
-            if rules.excludes_file(rel):
+            if name == IGNORE_FILENAME:
+                continue  # our configuration, not content: never yielded, nor counted
+            if _excludes_file(levels, rel):
                 continue
             path = Path(entry.path)
             if os.path.splitext(name)[1].lower() in BINARY_SUFFIXES:
@@ -277,41 +363,98 @@ class FilesystemSource:
                 yield SourceFile(path, configured, size, file_stat.st_mtime_ns)
 
 
+_RuleLevels = tuple[tuple[int, IgnoreRules], ...]
+"""The ignore rules in force in one directory, shallowest first: ``(start, rules)`` pairs where
+``rules`` come from the root (``start == 0``; the root's file or the defaults) or from a nested
+ignore file, and ``start`` is the length of the root-relative prefix of that file's directory
+(``len("sub/")``), so ``rel[start:]`` is a path relative to it."""
+
+
+def _excludes_file(levels: _RuleLevels, rel: str) -> bool:
+    """Whether the file at root-relative ``rel`` is ignored: the deepest nested file with a matching
+    pattern decides, else the root's rules."""
+    for index in range(len(levels) - 1, 0, -1):
+        start, rules = levels[index]
+        verdict = rules.file_verdict(rel[start:])
+        if verdict is not None:
+            return verdict
+    return levels[0][1].excludes_file(rel)
+
+
+def _excludes_dir(levels: _RuleLevels, rel: str) -> bool:
+    """Whether the directory at root-relative ``rel`` is pruned; precedence as :func:`_excludes_file`,
+    each level judging as :meth:`IgnoreRules.excludes_dir`."""
+    for index in range(len(levels) - 1, 0, -1):
+        start, rules = levels[index]
+        verdict = rules.dir_verdict(rel[start:])
+        if verdict is not None:
+            return verdict
+    return levels[0][1].excludes_dir(rel)
+
+
 def _list_dir(path: str) -> list[os.DirEntry[str]]:
     """The entries of ``path`` sorted by name. Raises ``OSError`` if it cannot be listed."""
     with os.scandir(path) as iterator:
         return sorted(iterator, key=lambda entry: entry.name)
 
 
-def _load_rules(real_root: str, configured: Path) -> tuple[IgnoreRules, list[DiscoveryProblem]]:
-    """The root's :class:`IgnoreRules` (first existing ignore file, else the defaults) and the
-    problems met loading them (unreadable file, invalid lines)."""
-    problems: list[DiscoveryProblem] = []
+def _load_rules(real_root: str, configured: Path) -> tuple[IgnoreRules, str, list[DiscoveryProblem]]:
+    """The root's :class:`IgnoreRules` (first existing ignore file, else the defaults), the name of
+    the ignore files to read in its subdirectories (the family of the file found, ``.gitignore``
+    if none), and the problems met loading them (unreadable file, invalid lines)."""
     for name in IGNORE_FILE_PRECEDENCE:
         candidate = os.path.join(real_root, name)
         if not os.path.isfile(candidate):
             continue
-        try:
-            with open(candidate, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            problems.append(_problem(Path(candidate), configured, exc, suffix="; using the built-in default rules"))
-            break
-        # Names from os.scandir carry undecodable bytes as surrogates; decode the rules the same way.
-        text = data.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
         implicit = frozenset({GIT_DIRNAME}) if name == GITIGNORE_FILENAME else frozenset()
-        rules = compile_ignore_rules(text, candidate, implicit)
-        for number, line, reason in rules.invalid_lines:
-            problems.append(
-                DiscoveryProblem(
-                    Path(candidate),
-                    configured,
-                    "IgnorePatternError",
-                    f"line {number} {line!r} ignored: {reason}",
-                )
-            )
-        return rules, problems
-    return compile_ignore_rules(DEFAULT_IGNORE_RULES, DEFAULT_RULES_SOURCE), problems
+        rules, problems = _read_ignore_file(
+            candidate, configured, implicit, unreadable="; using the built-in default rules"
+        )
+        if rules is None:
+            rules = compile_ignore_rules(DEFAULT_IGNORE_RULES, DEFAULT_RULES_SOURCE)
+        return rules, name, problems
+    return compile_ignore_rules(DEFAULT_IGNORE_RULES, DEFAULT_RULES_SOURCE), GITIGNORE_FILENAME, []
+
+
+def _load_nested_rules(
+    children: list[os.DirEntry[str]], name: str, configured: Path
+) -> tuple[IgnoreRules | None, list[DiscoveryProblem]]:
+    """The rules of the ignore file called ``name`` among a directory's ``children`` (``None`` if
+    there is none, it cannot be read, or it holds no pattern) and the problems met reading it."""
+    for entry in children:
+        if entry.name == name:
+            break
+    else:
+        return None, []
+    try:
+        if not entry.is_file():  # follows symlinks; a directory called .gitignore is walked instead
+            return None, []
+    except OSError as exc:
+        return None, [_problem(Path(entry.path), configured, exc, suffix="; its rules are not applied")]
+    rules, problems = _read_ignore_file(entry.path, configured, frozenset(), unreadable="; its rules are not applied")
+    if rules is None or not rules.has_patterns:
+        return None, problems
+    return rules, problems
+
+
+def _read_ignore_file(
+    path: str, configured: Path, implicit: frozenset[str], *, unreadable: str
+) -> tuple[IgnoreRules | None, list[DiscoveryProblem]]:
+    """Read and compile one ignore file: its rules (``None`` if it cannot be read: one problem,
+    whose message ends with ``unreadable``) and a problem per invalid pattern line."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return None, [_problem(Path(path), configured, exc, suffix=unreadable)]
+    # Names from os.scandir carry undecodable bytes as surrogates; decode the rules the same way.
+    text = data.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
+    rules = compile_ignore_rules(text, path, implicit)
+    problems = [
+        DiscoveryProblem(Path(path), configured, "IgnorePatternError", f"line {number} {line!r} ignored: {reason}")
+        for number, line, reason in rules.invalid_lines
+    ]
+    return rules, problems
 
 
 def _problem(path: Path, root: Path, exc: OSError, *, suffix: str = "") -> DiscoveryProblem:
