@@ -48,6 +48,47 @@ def assert_chunk_invariants(text: str, chunks: Sequence[Chunk]) -> None:
     assert not tail.strip(), "text lost after the last chunk"
 
 
+def line_start_violations(text: str, chunks: Sequence[Chunk], long_line: int) -> list[str]:
+    """Chunks that start inside a line (``start_char`` neither 0 nor just after a ``\n``) although
+    that line is at most ``long_line`` characters long (``\n`` excluded), described for an
+    assertion message. The policy's guarantee (domain/chunking.py) with ``max_chars``: every chunk
+    starts at a line start unless its line is longer than ``max_chars``, which chunkers set to
+    ``chunk_size * MAX_CHARS_PER_WORD``."""
+    found: list[str] = []
+    for chunk in chunks:
+        start = chunk.start_char
+        if start == 0 or text[start - 1] == "\n":
+            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+        length = (len(text) if line_end == -1 else line_end) - line_start
+        if length <= long_line:
+            found.append(
+                f"chunk {chunk.index} starts at column {start - line_start + 1} of line {chunk.line_start}"
+                f" ({length} characters)"
+            )
+    return found
+
+
+def assert_chunks_start_lines(text: str, chunks: Sequence[Chunk], long_line: int) -> None:
+    """Every chunk starts at a line start unless its line is longer than ``long_line`` characters
+    (see :func:`line_start_violations`)."""
+    violations = line_start_violations(text, chunks, long_line)
+    assert not violations, violations[:5]
+
+
+def assert_core_cap(text: str, chunks: Sequence[Chunk], max_chars: int) -> None:
+    """No chunk's own text (the part after its predecessor's end, i.e. without overlap) holds more
+    than ``max_chars`` characters from its first visible character to its end. (The policy caps
+    the own text from its start, which may lie up to a line's indentation before that character;
+    with ``overlap=0`` check ``len(content)`` directly.)"""
+    previous_end = 0
+    for chunk in chunks:
+        own = text[max(chunk.start_char, previous_end) : chunk.end_char].lstrip()
+        assert len(own) <= max_chars, f"chunk {chunk.index}: {len(own)} characters > {max_chars}"
+        previous_end = chunk.end_char
+
+
 def _paragraphs(count: int, words: int, *, newline: str = "\n", prefix: str = "word") -> str:
     return (newline * 2).join(" ".join(f"{prefix}{p}x{w}" for w in range(words)) + "." for p in range(count))
 

@@ -16,10 +16,20 @@ import pytest
 from hermes_workspace.adapters.chonkie_chunker import ChonkieChunker
 from hermes_workspace.adapters.memory import ParagraphChunker
 from hermes_workspace.domain.ports import Chunker
-from tests.chunk_checks import INVARIANT_TEXTS, LINES_142, assert_chunk_invariants, minified_js
+from tests.chunk_checks import (
+    INVARIANT_TEXTS,
+    LINES_142,
+    assert_chunk_invariants,
+    assert_chunks_start_lines,
+    minified_js,
+)
 
 ChunkerFactory = Callable[[int], Chunker]
 """Builds a chunker with the given overlap (words)."""
+
+LONG_LINE = 64 * 16
+"""Lines longer than this (``chunk_size * MAX_CHARS_PER_WORD`` for the chunk_size of 64 used
+here) are the only ones a chunk may start inside."""
 
 FACTORIES: dict[str, ChunkerFactory] = {
     "paragraph-fake": lambda overlap: ParagraphChunker(overlap=overlap),
@@ -54,6 +64,17 @@ def test_invariants_hold(make_chunker: ChunkerFactory, name: str, suffix: str, o
     assert chunks
     assert_chunk_invariants(text, chunks)
     assert [c.index for c in chunks] == list(range(len(chunks)))
+
+
+@pytest.mark.parametrize("name", sorted(INVARIANT_TEXTS))
+@pytest.mark.parametrize("suffix", SUFFIXES)
+@pytest.mark.parametrize("overlap", [0, 10])
+def test_chunks_start_at_line_starts_except_inside_long_lines(
+    make_chunker: ChunkerFactory, name: str, suffix: str, overlap: int
+) -> None:
+    for text in (INVARIANT_TEXTS[name], MIXED):
+        chunks = make_chunker(overlap).chunk(text, Path("/workspace/sample" + suffix))
+        assert_chunks_start_lines(text, chunks, long_line=LONG_LINE)
 
 
 @pytest.mark.parametrize("suffix", SUFFIXES)

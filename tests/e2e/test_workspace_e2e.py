@@ -179,3 +179,15 @@ def test_unknown_adapter_name_is_a_usage_error(home: Path) -> None:
 
     with pytest.raises(UsageError):
         Workspace.open(home, stroe=InMemoryIndexStore())
+
+
+def test_minified_file_is_cut_into_capped_chunks(ws: Workspace, home: Path) -> None:
+    code = home / "workspace" / "code"
+    code.mkdir(parents=True)
+    minified = "var a=" + "x" * 30_000 + ";needle=1;\n"
+    (code / "app.min.js").write_text(minified)
+    ws.index()
+    hits = ws.search("needle")
+    assert [h.path.name for h in hits] == ["app.min.js"]
+    assert len(hits[0].content) <= 512 * 16 * 2
+    assert hits[0].content in minified

@@ -10,6 +10,7 @@ import importlib.metadata
 import logging
 import subprocess
 import sys
+import sysconfig
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,8 +18,16 @@ import pytest
 
 from hermes_workspace.adapters.chonkie_chunker import ChonkieChunker
 from hermes_workspace.domain.chunking import POLICY_VERSION, count_words
+from hermes_workspace.domain.constants import MAX_CHARS_PER_WORD
 from hermes_workspace.domain.errors import ChunkingError, MissingExtraError
-from tests.chunk_checks import INVARIANT_TEXTS, LINES_142, assert_chunk_invariants, minified_js
+from tests.chunk_checks import (
+    INVARIANT_TEXTS,
+    LINES_142,
+    assert_chunk_invariants,
+    assert_chunks_start_lines,
+    assert_core_cap,
+    minified_js,
+)
 
 # -- sample files ----------------------------------------------------------------------------------
 
@@ -297,6 +306,63 @@ def test_minified_javascript_is_cut_inside_its_one_line() -> None:
     assert {(c.line_start, c.line_end, c.kind) for c in chunks} == {(1, 1, "code")}
     assert 0 < chunks[1].start_char < chunks[0].end_char  # overlap inside the line, not from 0
     assert count_words(text[chunks[1].start_char : chunks[0].end_char]) == 80
+
+
+# -- line starts and the character cap ------------------------------------------------------------------
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+STDLIB_MODULES = ["json/decoder.py", "http/__init__.py", "argparse.py", "typing.py"]
+
+
+@pytest.mark.parametrize("module", STDLIB_MODULES)
+@pytest.mark.parametrize(("chunk_size", "overlap"), [(512, 80), (64, 8)])
+def test_stdlib_chunks_start_at_line_starts(module: str, chunk_size: int, overlap: int) -> None:
+    path = STDLIB / module
+    if not path.is_file():
+        pytest.skip(f"{path} is not installed")
+    text = path.read_text(encoding="utf-8")
+    chunker = ChonkieChunker(chunk_size, overlap)
+    chunks = chunker.chunk(text, path)
+    assert_chunk_invariants(text, chunks)
+    assert_chunks_start_lines(text, chunks, long_line=chunker.max_chars)
+    assert_core_cap(text, chunks, chunker.max_chars)
+
+
+def test_http_package_second_chunk_starts_at_a_line_start() -> None:
+    path = STDLIB / "http/__init__.py"
+    if not path.is_file():
+        pytest.skip(f"{path} is not installed")
+    text = path.read_text(encoding="utf-8")
+    chunks = ChonkieChunker(512, 80).chunk(text, path)
+    # POLICY_VERSION 2: lines 1-99, starting at character 35 of line 1.
+    assert text[chunks[1].start_char - 1] == "\n"
+    assert chunks[1].line_start > 1
+
+
+def test_max_chars_is_chunk_size_times_max_chars_per_word() -> None:
+    assert MAX_CHARS_PER_WORD == 16
+    assert ChonkieChunker(512, 80).max_chars == 8192
+    assert ChonkieChunker(64, 8, mode="text").max_chars == 1024
+
+
+@pytest.mark.parametrize("suffix", [".js", ".py", ".md", ".txt"])
+@pytest.mark.parametrize("mode", ["auto", "text"])
+def test_text_without_whitespace_is_cut_at_max_chars_on_every_path(suffix: str, mode: str) -> None:
+    text = "".join(chr(0x41 + (i * 7919) % 26) for i in range(100_000))  # one 100,000-character "word"
+    chunker = ChonkieChunker(64, 8, mode=mode)  # type: ignore[arg-type]
+    chunks = chunker.chunk(text, Path("blob" + suffix))
+    assert_chunk_invariants(text, chunks)
+    assert [len(c.content) for c in chunks] == [1024] * 97 + [672]  # one word per chunk: no overlap
+
+
+def test_long_lines_without_whitespace_are_cut_at_max_chars_and_new_lines_start_chunks() -> None:
+    text = ("a" * 2500 + "\n") * 4 + "short line\n"
+    chunks = ChonkieChunker(64, 8).chunk(text, Path("data.txt"))
+    assert_chunk_invariants(text, chunks)
+    per_line = [(line, line, size) for line in (1, 2, 3, 4) for size in (1024, 1024, 452)]
+    per_line[-1] = (4, 5, 452 + 1 + len("short line"))  # the tail of line 4 fits with line 5
+    assert [(c.line_start, c.line_end, len(c.content)) for c in chunks] == per_line
+    assert [c.start_char for c in chunks][3::3] == [2501, 5002, 7503]  # each line starts a chunk
 
 
 # -- markdown ---------------------------------------------------------------------------------------------

@@ -19,7 +19,14 @@ from hermes_workspace.domain.chunking import (
     section_finder,
 )
 from hermes_workspace.domain.lines import LineIndex
-from tests.chunk_checks import INVARIANT_TEXTS, LINES_142, assert_chunk_invariants
+from tests.chunk_checks import (
+    INVARIANT_TEXTS,
+    LINES_142,
+    assert_chunk_invariants,
+    assert_chunks_start_lines,
+    assert_core_cap,
+    minified_js,
+)
 
 
 def test_policy_version_is_a_positive_int() -> None:
@@ -100,6 +107,72 @@ def test_blank_leading_lines_are_trimmed_but_indentation_kept() -> None:
     ]
 
 
+def test_with_max_chars_cuts_crowded_into_a_short_line_are_dropped() -> None:
+    text = "aaaa bbbb cccc dddd\neeee ffff\n"
+    # The cuts at 5 and 10 have no line start between their neighbours: kept without max_chars,
+    # dropped when the line is not longer than max_chars; the one at 15 snaps to line 2.
+    spans = [(c.start_char, c.end_char) for c in build_chunks(text, [5, 10, 15], kind="text", overlap=0)]
+    assert spans == [(0, 4), (5, 9), (10, 19), (20, 29)]
+    capped = build_chunks(text, [5, 10, 15], kind="text", overlap=0, max_chars=19)
+    assert [(c.start_char, c.end_char) for c in capped] == [(0, 19), (20, 29)]
+    long_line = build_chunks(text, [5, 10, 15], kind="text", overlap=0, max_chars=18)  # line 1 is long
+    assert [(c.start_char, c.end_char) for c in long_line] == [(0, 4), (5, 9), (10, 19), (20, 29)]
+
+
+def test_max_chars_splits_a_text_without_whitespace_at_the_limit() -> None:
+    text = "x" * 10_000
+    chunks = build_chunks(text, [], kind="text", overlap=80, max_chars=4096)
+    assert [(c.start_char, c.end_char, c.line_start) for c in chunks] == [
+        (0, 4096, 1),
+        (4096, 8192, 1),
+        (8192, 10_000, 1),
+    ]
+    assert_chunk_invariants(text, chunks)
+
+
+def test_max_chars_splits_at_the_last_line_start_within_the_limit() -> None:
+    text = "".join(f"line {n:03d} " + "y" * 40 + "\n" for n in range(100))  # 50 characters a line
+    chunks = build_chunks(text, [], kind="text", overlap=0, max_chars=1000)
+    assert [(c.line_start, c.line_end) for c in chunks] == [(1, 20), (21, 40), (41, 60), (61, 80), (81, 100)]
+    assert all(len(c.content) <= 1000 for c in chunks)
+    assert_chunks_start_lines(text, chunks, long_line=0)
+    assert_chunk_invariants(text, chunks)
+
+
+def test_max_chars_splits_a_long_line_after_its_last_whitespace() -> None:
+    text = "head\n" + "abcdefghi " * 300 + "\ntail\n"
+    chunks = build_chunks(text, [], kind="text", overlap=3, max_chars=1000)
+    assert_chunk_invariants(text, chunks)
+    assert_core_cap(text, chunks, 1000)
+    assert chunks[0].content == "head"  # the long line does not fit after it: split at its start
+    for chunk in chunks[1:]:
+        assert text[chunk.start_char - 1] in " \n"  # a word start, never inside a word
+    assert_chunks_start_lines(text, chunks, long_line=1000)
+
+
+def test_max_chars_never_splits_crlf() -> None:
+    text = "aaaaa aaaa\r\n" + "b" * 20  # the last whitespace within 10 characters is the "\r"
+    chunks = build_chunks(text, [], kind="text", overlap=0, max_chars=10)
+    assert [(c.content, c.line_start) for c in chunks] == [("aaaaa aaaa", 1), ("b" * 10, 2), ("b" * 10, 2)]
+    assert_chunk_invariants(text, chunks)
+
+
+def test_max_chars_caps_every_chunk_before_overlap() -> None:
+    text = minified_js(50_000) + "\n" + LINES_142 + "z" * 30_000 + "\n"
+    for overlap in (0, 10):
+        chunks = build_chunks(text, [], kind="code", overlap=overlap, max_chars=2048)
+        assert_chunk_invariants(text, chunks)
+        assert_core_cap(text, chunks, 2048)
+        assert_chunks_start_lines(text, chunks, long_line=2048)
+        if overlap == 0:
+            assert max(len(c.content) for c in chunks) <= 2048
+
+
+def test_max_chars_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_chars"):
+        build_chunks("text", [], kind="text", overlap=0, max_chars=0)
+
+
 def test_whitespace_only_text_gives_no_chunks() -> None:
     assert build_chunks(" \n\t\r\n\x0c\u2028", [2, 4], kind="text", overlap=5) == []
     assert build_chunks("", [], kind="text", overlap=0) == []
@@ -156,13 +229,45 @@ def test_overlap_inside_a_long_line_starts_at_a_word_and_does_not_swallow_the_li
     assert chunks[1].tokens == 32
 
 
-def test_overlap_does_not_snap_back_over_a_long_line() -> None:
+def test_overlap_does_not_snap_back_over_a_long_line_nor_start_inside_it() -> None:
     long_line = " ".join(f"long{n}" for n in range(100))
     text = f"short line\n{long_line}\nnext line here\n"
     chunks = build_chunks(text, [text.index("next")], kind="text", overlap=5)
-    # Snapping to the long line's start would repeat 100 words instead of 5.
-    assert chunks[1].start_char == text.index("long95")
-    assert (chunks[1].line_start, chunks[1].tokens) == (2, 8)
+    # Snapping to the long line's start would repeat 100 words instead of 5, and the chunk starts
+    # at a line start: no line start between "long95" and the chunk's own start, so no overlap.
+    # (POLICY_VERSION 2 started this chunk at "long95", inside line 2.)
+    assert chunks[1].start_char == text.index("next")
+    assert (chunks[1].line_start, chunks[1].tokens) == (3, 3)
+
+
+def test_overlap_that_cannot_snap_back_moves_forward_to_the_next_line_start() -> None:
+    text = " ".join(f"a{n}" for n in range(30)) + "\nb0 b1\n\n   \nc0 c1 c2\n" + _five_word_lines(10)
+    chunks = build_chunks(text, [text.index("l0a")], kind="text", overlap=7)
+    # 7 words back is "a26", 26 words into line 1 (more than 7): the overlap starts at the next
+    # line with a word instead ("b0", 5 words), skipping blank lines.
+    assert chunks[1].start_char == text.index("b0")
+    assert (chunks[1].line_start, chunks[1].tokens) == (2, 55)
+    assert_chunks_start_lines(text, chunks, long_line=0)
+    assert_chunk_invariants(text, chunks)
+
+
+def test_http_package_regression_overlap_does_not_start_inside_the_first_line() -> None:
+    # http/__init__.py: chunk 0 is line 1, so the overlap of chunk 1 could only snap back to the
+    # previous chunk's first line; it started at character 35 of line 1 under POLICY_VERSION 2.
+    text = "from enum import IntEnum, StrEnum, _simple_enum\n\n__all__ = ['HTTPStatus']\n" + "x = 1\n" * 40
+    chunks = build_chunks(text, [text.index("__all__")], kind="code", overlap=80)
+    assert [c.start_char for c in chunks] == [0, text.index("__all__")]
+
+
+def test_overlap_inside_a_long_line_stays_inside_it_when_the_chunk_starts_there() -> None:
+    line = " ".join(f"w{n}" for n in range(400))
+    text = "first line\n" + line + "\n"
+    cuts = [text.index("w100 "), text.index("w200 ")]  # the first snaps to line 2's start
+    chunks = build_chunks(text, cuts, kind="text", overlap=5, max_chars=1000)
+    assert [c.start_char for c in chunks[:2]] == [0, text.index("w0 ")]
+    assert chunks[2].start_char == text.index("w195 ")  # the cut is inside the line: so is the overlap
+    assert_chunk_invariants(text, chunks)
+    assert_chunks_start_lines(text, chunks, long_line=1000)
 
 
 def test_overlap_never_repeats_the_whole_previous_chunk() -> None:
@@ -174,7 +279,9 @@ def test_overlap_never_repeats_the_whole_previous_chunk() -> None:
     assert chunks[1].section == "## Next"
     one_line = "## Small one two three four five six\n## Next\n" + "x " * 50
     chunks = build_chunks(one_line, [one_line.index("## Next")], kind="markdown", overlap=80)
-    assert chunks[1].start_char == one_line.index("three")  # 4 words, no snapping to line 1
+    # 4 words would start at "three", inside the previous chunk's only line, which it may not
+    # snap back to: no overlap (POLICY_VERSION 2 started at "three").
+    assert chunks[1].start_char == one_line.index("## Next")
 
 
 def test_overlap_is_not_applied_to_the_first_chunk() -> None:
@@ -399,6 +506,27 @@ def test_build_chunks_invariants_for_any_cuts(text: str, cuts: list[int], overla
     chunks = build_chunks(text, cuts, kind=kind, overlap=overlap, lines=LineIndex(text))  # type: ignore[arg-type]
     assert_chunk_invariants(text, chunks)
     assert all(c.kind == kind for c in chunks)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(["a", "bb ", "cccc", " ", "\n", "\r\n", "\t", "\x0c", "\u2028", "é", "😀", "\ufeff"]),
+        max_size=80,
+    ).map("".join),
+    cuts=st.lists(st.integers(min_value=-3, max_value=200), max_size=15),
+    overlap=st.integers(min_value=0, max_value=6),
+    max_chars=st.integers(min_value=1, max_value=30),
+)
+def test_with_max_chars_chunks_start_lines_and_are_capped_for_any_cuts(
+    text: str, cuts: list[int], overlap: int, max_chars: int
+) -> None:
+    chunks = build_chunks(text, cuts, kind="text", overlap=overlap, max_chars=max_chars)
+    assert_chunk_invariants(text, chunks)
+    assert_chunks_start_lines(text, chunks, long_line=max_chars)
+    assert_core_cap(text, chunks, max_chars)
+    if overlap == 0:
+        assert all(len(c.content) <= max_chars for c in chunks)
 
 
 def test_align_code_cuts_brace_headers_join_their_body_and_lone_closers_stay_behind() -> None:

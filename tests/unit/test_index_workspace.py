@@ -116,10 +116,12 @@ def test_changed_file_is_replaced_and_deleted_file_pruned(source: InMemoryFileSo
 
 def test_chunking_settings_change_rechunks_every_file(source: InMemoryFileSource) -> None:
     store = InMemoryIndexStore()
-    long_text = paragraphs(6)
+    # Two lines per paragraph, so that overlap can start at a line inside the previous chunk.
+    long_text = paragraphs(6).replace("x4 ", "x4\n")
     source.write(WS / "notes" / "long.txt", long_text)
     make(source, store=store).execute(RecordingProgressSink())
     before = [c.start_char for c in store.files[WS / "notes" / "long.txt"][1]]
+    assert before == [0, 25, 76, 127, 178, 229]
 
     config = WorkspaceConfig(chunking=ChunkingConfig(chunk_size=50, overlap=0, threshold=20))
     summary = make(source, store=store, config=config).execute(RecordingProgressSink())
@@ -350,3 +352,13 @@ def test_a_swallowed_interrupt_stops_the_run_instead_of_falling_back(source: InM
     with pytest.raises(KeyboardInterrupt):
         make(source, chunker=SwallowingChunker(), fallback=fallback).execute(RecordingProgressSink())
     assert fallback.calls == []
+
+
+def test_a_long_file_of_few_words_goes_to_the_chunker() -> None:
+    src = InMemoryFileSource()
+    src.write(WS / "min.js", "var a=" + "x" * 20_000 + ";\n")
+    src.write(WS / "short.js", "var b=1;\n")
+    chunker = ParagraphChunker()
+    config = WorkspaceConfig(chunking=ChunkingConfig(chunk_size=50, overlap=5, threshold=20))
+    make(src, chunker=chunker, config=config).execute(RecordingProgressSink())
+    assert chunker.calls == [WS / "min.js"]

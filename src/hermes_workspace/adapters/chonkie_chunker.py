@@ -41,7 +41,7 @@ from hermes_workspace.domain.chunking import (
     markdown_sections,
     merge_pieces,
 )
-from hermes_workspace.domain.constants import CODE_LANGUAGES, MARKDOWN_SUFFIXES
+from hermes_workspace.domain.constants import CODE_LANGUAGES, MARKDOWN_SUFFIXES, MAX_CHARS_PER_WORD
 from hermes_workspace.domain.errors import ChunkingError, MissingExtraError
 from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import Chunk, ChunkKind
@@ -70,10 +70,13 @@ class ChonkieChunker:
 
     Args:
         chunk_size: target maximum words per chunk, before overlap (> 0). A chunk exceeds it
-            where the text gives no whitespace to cut at, by the lines its cuts snap to, and in
-            code by up to ``chunk_size // 4`` words of a definition header moved into it.
+            by the lines its cuts snap to, and in code by up to ``chunk_size // 4`` words of a
+            definition header moved into it. Whatever its words, a chunk holds at most
+            :attr:`max_chars` characters before overlap (``chunk_size * MAX_CHARS_PER_WORD``),
+            and starts at a line start unless its line is longer than that.
         overlap: words of the previous chunk repeated at the start of each chunk
-            (``0 <= overlap < chunk_size``), extended back to that line's start.
+            (``0 <= overlap < chunk_size``), extended back to that line's start, or reduced to
+            the next line start (or to none) where that would add too many words.
         mode: ``"auto"`` dispatches by suffix; ``"text"`` uses the paragraph path for every file
             (the application's fallback when the auto path raises).
 
@@ -132,7 +135,13 @@ class ChonkieChunker:
             # cannot be encoded to UTF-8, which Chonkie and tree-sitter work on. Replacing each by
             # one U+FFFD keeps every offset, line and word count, so the cuts fit ``text``.
             kind, cuts = self._cuts(_SURROGATE.sub("\ufffd", text), suffix)
-        return build_chunks(text, cuts, kind=kind, overlap=self.overlap, lines=lines)
+        return build_chunks(text, cuts, kind=kind, overlap=self.overlap, lines=lines, max_chars=self.max_chars)
+
+    @property
+    def max_chars(self) -> int:
+        """Most characters in a chunk before overlap, ``chunk_size * MAX_CHARS_PER_WORD``, for
+        every path (a file without whitespace is one word, however long)."""
+        return self.chunk_size * MAX_CHARS_PER_WORD
 
     # -- paths -----------------------------------------------------------------------------------
 

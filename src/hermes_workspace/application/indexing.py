@@ -13,7 +13,7 @@ import structlog
 
 from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import WorkspaceConfig
-from hermes_workspace.domain.constants import INDEX_DIRNAME
+from hermes_workspace.domain.constants import INDEX_DIRNAME, MAX_CHARS_PER_WORD
 from hermes_workspace.domain.errors import BinaryContentError, DecodeError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import (
@@ -223,8 +223,12 @@ class IndexWorkspace:
         self._store(lambda: self.store.delete_files([path]))
 
     def _chunk(self, text: str, path: Path) -> list[Chunk]:
-        if count_words(text) <= self.config.chunking.threshold:
-            return build_chunks(text, [], kind=kind_for_path(path), overlap=0)
+        # A file is one chunk when it has at most `threshold` words and is not longer than that
+        # many words can reasonably be (a 3 MB minified file is "2 words").
+        chunking = self.config.chunking
+        max_chars = max(chunking.threshold, chunking.chunk_size) * MAX_CHARS_PER_WORD
+        if len(text) <= max_chars and count_words(text) <= chunking.threshold:
+            return build_chunks(text, [], kind=kind_for_path(path), overlap=0, max_chars=max_chars)
         try:
             return self.chunker.chunk(text, path)
         except Exception as exc:

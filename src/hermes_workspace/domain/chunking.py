@@ -4,15 +4,25 @@ A chunker adapter decides *where* a file may be cut (syntax tree, headings, para
 decides what a chunk *is*, the same way for all of them:
 
 1. cut points move to the nearest line start, so that a chunk's line range holds exactly its text
-   and ``read_file(path, line_start, line_end)`` shows it whole (a cut inside a line that has no
-   line start near it, as in minified code, stays where it is);
+   and ``read_file(path, line_start, line_end)`` shows it whole. A cut whose neighbours leave it
+   no line start stays where it is inside a *long line* (longer than ``max_chars``, as minified
+   code) and is dropped inside any other line (so that chunk starts are line starts);
 2. blank lines at a chunk's start and whitespace at its end are trimmed; empty chunks are dropped;
+   with ``max_chars``, a chunk longer than that many characters is split at its last line start
+   within the limit, else after its last whitespace, else at the limit (never inside ``\r\n``);
 3. each chunk but the first is extended backwards by ``overlap`` words of its predecessor (at most
    half of the predecessor's words), then to the start of that line when that adds at most as many
-   words again and stays after the predecessor's first line (DESIGN.md §6: overlap is applied after
-   chunking, for all paths);
+   words again and stays after the predecessor's first line; when it cannot, it moves *forward* to
+   the next line start before the chunk's own start (fewer words), and without one the chunk gets
+   no overlap. Overlap stays inside a line only when the chunk itself starts inside that line (a
+   long line). DESIGN.md §6: overlap is applied after chunking, for all paths;
 4. ``section`` is found from the chunk's own start (before overlap): the markdown heading it sits
    under, or the innermost code definition enclosing its first line of code.
+
+Guarantee (with ``max_chars``): every chunk starts at a line start (offset 0 or after ``\n``)
+unless the line holding its start is longer than ``max_chars`` characters, and a chunk's own text
+(before overlap) is at most ``max_chars`` characters. Without ``max_chars`` neither holds for cuts
+crowded into one line.
 
 Helpers for adapters: :func:`markdown_sections` and :func:`merge_pieces` give heading-aligned
 cuts; :func:`align_code_cuts` moves a syntax-tree chunker's cuts up to the definitions they split.
@@ -32,7 +42,7 @@ from typing import NamedTuple
 from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import Chunk, ChunkKind
 
-POLICY_VERSION = 2
+POLICY_VERSION = 3
 """Version of the rules in this module. Chunker signatures include it: bump it whenever a change
 here changes the chunks of some file, so that indexes built under the old rules are rebuilt."""
 
@@ -41,6 +51,8 @@ MAX_SECTION_CHARS = 200
 
 _BOM = "\ufeff"
 _WORD = re.compile(r"\S+")
+_NON_SPACE = re.compile(r"\S")
+_THROUGH_LAST_SPACE = re.compile(r".*\s", re.DOTALL)  # with match(): up to the last whitespace
 # ATX heading: 1-6 '#', then whitespace or the end of the line. A closing run of '#' counts only
 # after whitespace ("## C#" is titled "C#"); seven '#' make a paragraph.
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -362,6 +374,7 @@ def build_chunks(
     overlap: int,
     lines: LineIndex | None = None,
     section_at: Callable[[int], str | None] | None = None,
+    max_chars: int | None = None,
 ) -> list[Chunk]:
     """Turn cut offsets into chunks following the four rules of this module.
 
@@ -373,13 +386,20 @@ def build_chunks(
         lines: a :class:`LineIndex` of ``text`` if the caller has one.
         section_at: maps a chunk's own start offset to its section; default
             :func:`section_finder` for ``kind``.
+        max_chars: at most this many characters in a chunk before overlap (> 0), and the length
+            above which a line is *long* (may hold chunk starts inside it); ``None``: no cap.
+            Chunkers pass ``chunk_size * MAX_CHARS_PER_WORD`` (domain/constants.py).
 
     Returns:
         Chunks in file order with consecutive ``index`` from 0; ``[]`` for whitespace-only text.
     """
+    if max_chars is not None and max_chars <= 0:
+        raise ValueError(f"max_chars must be > 0, got {max_chars}")
     lines = lines or LineIndex(text)
     section_at = section_at or section_finder(text, kind)
-    cores = _core_spans(text, _snap_cuts(text, cuts, lines), lines)
+    cores = _core_spans(text, _snap_cuts(text, cuts, lines, max_chars), lines)
+    if max_chars is not None:
+        cores = _cap_spans(text, cores, max_chars, lines)
     chunks: list[Chunk] = []
     previous_core_start = 0
     previous_words = 0
@@ -460,9 +480,10 @@ def _section_text(value: str) -> str:
     return value if len(value) <= MAX_SECTION_CHARS else value[: MAX_SECTION_CHARS - 1] + "…"
 
 
-def _snap_cuts(text: str, cuts: Sequence[int], lines: LineIndex) -> list[int]:
-    """Move each cut to the nearer of the line starts around it, keeping cuts strictly increasing;
-    a cut with no usable line start between its neighbours stays put."""
+def _snap_cuts(text: str, cuts: Sequence[int], lines: LineIndex, long_line: int | None = None) -> list[int]:
+    """Move each cut to the nearer of the line starts around it, keeping cuts strictly increasing.
+    A cut with no usable line start between its neighbours stays put inside a line longer than
+    ``long_line`` characters (or any line when ``long_line`` is ``None``) and is dropped otherwise."""
     raw = sorted({c for c in cuts if 0 < c < len(text)})
     snapped: list[int] = []
     for i, cut in enumerate(raw):
@@ -475,7 +496,12 @@ def _snap_cuts(text: str, cuts: Sequence[int], lines: LineIndex) -> list[int]:
             after_nl = text.find("\n", cut)
             after = after_nl + 1 if after_nl != -1 else -1
             options = [p for p in (before, after) if lower < p < upper]
-            candidate = min(options, key=lambda p: abs(p - cut)) if options else cut
+            if options:
+                candidate = min(options, key=lambda p: abs(p - cut))
+            elif long_line is None or (len(text) if after_nl == -1 else after_nl) - before > long_line:
+                candidate = cut
+            else:
+                continue  # inside a short line whose starts are taken: the cut goes
         if lower < candidate < len(text):
             snapped.append(candidate)
     return snapped
@@ -496,11 +522,50 @@ def _core_spans(text: str, cuts: list[int], lines: LineIndex) -> list[tuple[int,
     return spans
 
 
+def _cap_spans(text: str, spans: list[tuple[int, int]], max_chars: int, lines: LineIndex) -> list[tuple[int, int]]:
+    """``spans`` (trimmed, as from :func:`_core_spans`) with every span longer than ``max_chars``
+    characters split into trimmed pieces of at most ``max_chars``: after the last ``\n`` within
+    the limit, else after the last whitespace (a ``\r\n`` is kept whole), else at the limit."""
+    capped: list[tuple[int, int]] = []
+    for start, end in spans:
+        while end - start > max_chars:
+            first = _NON_SPACE.search(text, start, end)
+            visible = first.start() if first else start
+            limit = start + max_chars  # the piece's trimmed text must end by here
+            newline = text.rfind("\n", visible, limit + 1)
+            if newline != -1:
+                cut = newline + 1
+            else:
+                through_space = _THROUGH_LAST_SPACE.match(text, visible, limit + 1)
+                if through_space is not None:
+                    cut = through_space.end()
+                    if text[cut - 1] == "\r" and text.startswith("\n", cut):
+                        cut += 1  # "\r\n" stays whole; the piece's trimmed text still fits
+                else:
+                    # No whitespace from the first visible character to the limit, so no "\r\n"
+                    # either (nor one before it: the span's start is on that character's line).
+                    cut = limit
+            piece_end = start + len(text[start:cut].rstrip())
+            if piece_end > start:
+                capped.append((start, piece_end))
+            following = _NON_SPACE.search(text, cut, end)
+            if following is None:  # cannot happen: ``end`` follows visible text
+                start = end
+                break
+            line_start = lines.start_of_line_containing(following.start())
+            start = line_start if line_start >= cut else following.start()
+        if end > start:
+            capped.append((start, end))
+    return capped
+
+
 def _overlap_start(text: str, previous_start: int, start: int, overlap: int, lines: LineIndex) -> int:
     """Offset ``overlap`` words before ``start`` (not before ``previous_start``), moved back to
     its line start when that stays inside the previous chunk, after its first line, and adds at
-    most ``overlap`` words (a long line, as in minified code or unwrapped prose, keeps the cut
-    inside the line)."""
+    most ``overlap`` words. When it cannot move back (a long line above, or the previous chunk's
+    first line), it moves forward to the first line start after it that has a word before
+    ``start``, and to ``start`` itself (no overlap) when there is none. It stays at a word inside
+    a line only when ``start`` is inside that same line (a long line, as minified code)."""
     window_start = previous_start
     # Only the tail of the previous chunk matters: look at a window large enough for `overlap`
     # words of any reasonable length before scanning the whole chunk.
@@ -517,7 +582,16 @@ def _overlap_start(text: str, previous_start: int, start: int, overlap: int, lin
         return start
     candidate = words[-overlap] if len(words) >= overlap else words[0]
     line_start = lines.start_of_line_containing(candidate)
-    if line_start <= previous_start or line_start == candidate:
+    if line_start == candidate:
         return candidate
-    extra = sum(1 for _ in islice(_WORD.finditer(text, line_start, candidate), overlap + 1))
-    return line_start if extra <= overlap else candidate
+    if line_start > previous_start:
+        extra = sum(1 for _ in islice(_WORD.finditer(text, line_start, candidate), overlap + 1))
+        if extra <= overlap:
+            return line_start
+    if line_start == lines.start_of_line_containing(start):
+        return candidate  # the chunk starts inside this (long) line: overlap inside it too
+    newline = text.find("\n", candidate, start)
+    following = _NON_SPACE.search(text, newline + 1, start) if newline != -1 else None
+    if following is None:
+        return start
+    return lines.start_of_line_containing(following.start())

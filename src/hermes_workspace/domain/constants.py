@@ -23,6 +23,18 @@ DEFAULT_CHUNK_SIZE = 512
 """Words per chunk (seed 000)."""
 DEFAULT_OVERLAP = 80
 """Words shared by adjacent chunks of one file (seed 000)."""
+MAX_CHARS_PER_WORD = 16
+"""Character cap of a chunk, per word of ``chunk_size``: a chunk's own text (before overlap) holds
+at most ``chunk_size * MAX_CHARS_PER_WORD`` characters (8,192 for 512 words), and a line longer
+than that is a *long line*, the only kind a chunk may start inside. Words are runs of
+non-whitespace, so a minified or base64 file without spaces is one "word" of megabytes: without
+this cap it would be one chunk returned whole by every hit. Why 16: measured characters per word
+(all characters, indentation included, over ``str.split()`` words) are about 6.5 in plain prose,
+8 in the median markdown/reStructuredText file (code blocks and tables raise it) and 11 in the
+median Python file of the standard library (indentation counts; 99th percentile 19). 16 leaves
+headroom over typical text and code, so the cap mostly cuts text that is not words (minified
+code, data, base64); it also splits about 3% of the stdlib's 512-word chunks (deeply indented
+code), at line starts. Changing it changes chunks: bump ``domain.chunking.POLICY_VERSION``."""
 DEFAULT_THRESHOLD = DEFAULT_CHUNK_SIZE
 """Files of at most this many words are stored as one chunk. Seed 000 says 16,000; DESIGN.md §6
 sets it to ``chunk_size`` so that line ranges point somewhere useful in long files."""
