@@ -534,3 +534,39 @@ def test_align_code_cuts_brace_headers_join_their_body_and_lone_closers_stay_beh
     brace_of_b = text.index("{\n  y")
     closing = text.rindex("}")
     assert align_code_cuts(text, [brace_of_b, closing], max_words=5) == [text.index("function b")]
+
+
+RST = """\
+=========
+Reference
+=========
+
+Intro text.
+
+Settings
+========
+
+ALLOWED_HOSTS
+-------------
+
+A list of strings.
+
+Not a heading
+--
+
+.. code-block:: python
+
+    x = 1
+"""
+
+
+def test_underlined_headings_give_text_sections() -> None:
+    from hermes_workspace.domain.chunking import underlined_headings
+
+    headings = underlined_headings(RST)
+    assert [(h.text, h.level) for h in headings] == [("Reference", 1), ("Settings", 2), ("ALLOWED_HOSTS", 3)]
+    assert [RST[h.offset:].split("\n")[0] for h in headings] == ["Reference", "Settings", "ALLOWED_HOSTS"]
+    section = section_finder(RST, "text")
+    assert section(RST.index("A list of strings")) == "ALLOWED_HOSTS"
+    assert section(RST.index("Intro text")) == "Reference"
+    assert section_finder("plain words\nno headings\n", "text")(0) is None

@@ -53,7 +53,7 @@ ADAPTER_VERSION = 1
 """Version of this adapter's own choices (dispatch, recursive rules, header slack); part of
 :attr:`ChonkieChunker.signature`. Bump it when they change so that indexes are rebuilt."""
 
-INSTALL_HINT = "pip install 'hermes-workspace[workspace]'"
+INSTALL_HINT = "pip install 'hermes-workspace[workspace]' (from a source checkout: pip install -e '.[workspace]')"
 
 _SENTENCE_ENDS = [". ", "! ", "? ", "。", "！", "？"]
 _OTHER_WHITESPACE = [

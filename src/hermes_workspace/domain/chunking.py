@@ -42,7 +42,7 @@ from typing import NamedTuple
 from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import Chunk, ChunkKind
 
-POLICY_VERSION = 3
+POLICY_VERSION = 4
 """Version of the rules in this module. Chunker signatures include it: bump it whenever a change
 here changes the chunks of some file, so that indexes built under the old rules are rebuilt."""
 
@@ -434,10 +434,11 @@ def section_finder(text: str, kind: ChunkKind) -> Callable[[int], str | None]:
     """A function from a chunk's start offset to its section for ``kind``: the last markdown
     heading at or before the first non-blank line (else the first heading after it), the
     innermost code definition enclosing the first line of code (after comments and decorators),
-    or ``None`` for plain text and for code outside any definition."""
+    for plain text the last reStructuredText-style heading (see :func:`underlined_headings`), and
+    ``None`` for code outside any definition or text without such headings."""
     if kind == "markdown":
-        headings = markdown_headings(text)
-        return lambda offset: _last_at_or_before([(h.offset, h.text) for h in headings], offset, fallback_next=True)
+        items = [(h.offset, h.text) for h in markdown_headings(text)]
+        return lambda offset: _last_at_or_before(items, offset, fallback_next=True)
     if kind == "code":
         definitions = code_definitions(text)
         starts = [offset for offset, _ in definitions]
@@ -446,7 +447,46 @@ def section_finder(text: str, kind: ChunkKind) -> Callable[[int], str | None]:
             return _enclosing_definition(text, definitions, starts, _first_code_line(text, offset))
 
         return code_section
-    return lambda offset: None
+    text_items = [(h.offset, h.text) for h in underlined_headings(text)]
+    return lambda offset: _last_at_or_before(text_items, offset, fallback_next=True)
+
+
+_UNDERLINE_CHARS = frozenset("=-~^\"'`#*+:._<>")
+
+
+def underlined_headings(text: str) -> list[Heading]:
+    """reStructuredText-style section titles, as Python's, Django's and Sphinx projects' ``.rst``
+    and ``.txt`` docs write them: a title line directly over a line of one repeated punctuation
+    character at least as long as the title (an equal overline is allowed). ``text`` is the title
+    itself; ``level`` numbers the underline styles in order of first use, as reStructuredText
+    does."""
+    lines = text.split("\n")
+    headings: list[Heading] = []
+    styles: list[str] = []
+    offset = 0
+    offsets = []
+    for line in lines:
+        offsets.append(offset)
+        offset += len(line) + 1
+    for i in range(len(lines) - 1):
+        title = lines[i].rstrip("\r").strip()
+        underline = lines[i + 1].rstrip("\r").rstrip()
+        if (
+            not title
+            or lines[i][:1].isspace()
+            or len(underline) < max(3, len(title))
+            or underline[0] not in _UNDERLINE_CHARS
+            or underline != underline[0] * len(underline)
+            or set(title) <= _UNDERLINE_CHARS | {" "}
+        ):
+            continue
+        style = underline[0]
+        if i > 0 and lines[i - 1].rstrip("\r").rstrip() == underline:
+            style = "over" + style
+        if style not in styles:
+            styles.append(style)
+        headings.append(Heading(offsets[i], styles.index(style) + 1, _section_text(title)))
+    return headings
 
 
 def _last_at_or_before(items: list[tuple[int, str]], offset: int, *, fallback_next: bool) -> str | None:
