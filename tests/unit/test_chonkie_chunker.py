@@ -225,7 +225,8 @@ def test_missing_chonkie_raises_missing_extra_error(monkeypatch: pytest.MonkeyPa
     with pytest.raises(MissingExtraError) as caught:
         ChonkieChunker(512, 80)
     assert caught.value.code == "extra_missing"
-    assert caught.value.hint == "pip install 'hermes-workspace[workspace]'"
+    assert caught.value.hint.startswith("pip install 'hermes-workspace[workspace]'")
+    assert "pip install -e '.[workspace]'" in caught.value.hint
     assert "chonkie" in caught.value.message
 
 
@@ -512,7 +513,8 @@ def test_text_mode_uses_the_paragraph_path_for_every_file() -> None:
         chunks = chunker.chunk(text, Path(name))
         assert_chunk_invariants(text, chunks)
         assert {c.kind for c in chunks} == {"text"}
-        assert {c.section for c in chunks} == {None}
+        if name != "guide.md":  # markdown's setext headings are underlined headings in text mode too
+            assert {c.section for c in chunks} == {None}
 
 
 def test_missing_grammar_falls_back_to_text_for_that_language(monkeypatch: pytest.MonkeyPatch) -> None:
