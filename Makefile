@@ -34,3 +34,18 @@ test: install-dev
 
 clean-demo:
 	rm -rf $(DEMO_HOME)
+
+# Benchmarks (benchmarks/README.md): results/*.json, REPORT.md and plots under benchmarks/results/.
+# `bench` is the full run (well under an hour on 2 cores); `bench-quick` takes a few minutes.
+# ripgrep comparisons need `rg` (apt-get install -y ripgrep); without it they are skipped.
+.PHONY: install-bench bench bench-quick
+
+install-bench: $(BIN)/python
+	@$(BIN)/python -c "import bm25s, Stemmer, ir_measures, matplotlib, psutil, chonkie, hermes_workspace" 2>/dev/null \
+		|| $(BIN)/python -m pip install --quiet -e '.[workspace,bench]'
+
+bench: install-bench
+	$(BIN)/python -m benchmarks --full
+
+bench-quick: install-bench
+	$(BIN)/python -m benchmarks --quick

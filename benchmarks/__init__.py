@@ -1,0 +1,20 @@
+"""The benchmark harness of hermes-workspace.
+
+Run it with ``make bench`` (full) or ``make bench-quick``, or ``python -m benchmarks --quick|--full
+[--only quality,speed,latency,scaling]``. Each part writes ``benchmarks/results/<part>.json``;
+``benchmarks/results/REPORT.md`` and the PNG plots beside it are rebuilt from those files.
+
+Parts (one module each):
+
+- :mod:`benchmarks.quality`: nDCG@10, recall@10 and MRR@10 on the BEIR sets of
+  ``shared/datasets``, ours against bm25s, with ablations that explain the difference.
+- :mod:`benchmarks.speed`: cold, unchanged and 1%-changed ``index`` runs on real corpora (the
+  machine's standard library, the Django sdist, the datasets), each a separate process, against a
+  raw FTS5 floor (:mod:`benchmarks.floor`).
+- :mod:`benchmarks.latency`: in-process search p50/p95, whole-process CLI search, ripgrep.
+- :mod:`benchmarks.scaling`: 1x..8x copies of the standard library.
+
+Only the public API (:class:`hermes_workspace.Workspace`) and the ``hermes-workspace`` CLI are
+measured. The index file is opened directly (read-only, its documented schema) only for
+bookkeeping (which files were indexed) and for the FTS5 ablations of the quality part.
+"""
