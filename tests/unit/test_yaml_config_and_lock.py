@@ -151,3 +151,42 @@ def test_unwritable_config_is_its_own_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigWriteError) as info:
         YamlConfigRepository(blocker / "config.yaml").save_roots((Root(Path("/x")),))
     assert (info.value.code, info.value.exit_code) == ("config_unwritable", 73)
+
+
+COMMENTED = """\
+knowledgebase:
+  roots:
+    - path: /tmp/hw-t4/a
+    # between a and c
+    - path: /tmp/hw-t4/c
+      recursive: true
+    # - path: /tmp/old/trailing
+  # after roots
+  chunking:
+    chunk_size: 100
+"""
+
+
+def test_removing_a_root_keeps_the_comments_after_it(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(COMMENTED)
+    repo = YamlConfigRepository(path)
+    repo.save_roots((Root(Path("/tmp/hw-t4/a")),))
+    text = path.read_text()
+    assert "# between a and c" in text
+    assert "# - path: /tmp/old/trailing" in text
+    assert "  # after roots\n  chunking:" in text
+    assert repo.load().roots == (Root(Path("/tmp/hw-t4/a")),)
+    assert repo.load().chunking.chunk_size == 100
+    repo.save_roots(())
+    text = path.read_text()
+    assert "# after roots" in text
+    assert repo.load().roots == ()
+
+
+def test_a_comment_only_file_keeps_its_comments(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("# just my notes\n")
+    YamlConfigRepository(path).save_roots((Root(Path("/x")),))
+    assert path.read_text().startswith("# just my notes\n")
+    assert YamlConfigRepository(path).load().roots == (Root(Path("/x")),)

@@ -42,8 +42,10 @@ class YamlConfigRepository:
         :class:`ConfigError` if the file cannot be parsed, or :class:`ConfigWriteError` if it
         cannot be written."""
         document = self._read()
+        preamble = ""
         if document is None:
             document = CommentedMap()
+            preamble = self._text_if_any()
         knowledgebase = document.get("knowledgebase")
         if knowledgebase is None:
             knowledgebase = document["knowledgebase"] = CommentedMap()
@@ -65,12 +67,21 @@ class YamlConfigRepository:
                     entries[position] = CommentedMap(path=entry, recursive=True)
             elif bool(entry.get("recursive", False)) != recursive:
                 entry["recursive"] = recursive
+        orphan = None
         for position in reversed(dropped):
+            orphan = _keep_trailing_comments(entries, position) or orphan
             del entries[position]
         for root in roots:
             if root.path not in kept:
                 entries.append(CommentedMap(path=str(root.path), recursive=root.recursive))
-        self._write(document)
+        if orphan is not None:
+            if entries:
+                _append_comment(entries[-1], orphan)
+            else:
+                # An empty list is written `[]`; the comments go after it.
+                knowledgebase["roots"] = CommentedSeq()
+                knowledgebase.ca.items["roots"] = [None, None, orphan, None]
+        self._write(document, preamble)
 
     def _read(self) -> Any:
         try:
@@ -90,12 +101,21 @@ class YamlConfigRepository:
             raise ConfigError(f"{self.path} must hold a mapping at the top level")
         return document
 
-    def _write(self, document: Any) -> None:
+    def _text_if_any(self) -> str:
+        """The file's text when it parsed to nothing (only comments), so that writing keeps it."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except OSError:
+            return ""
+        return text if text.strip() and text.endswith("\n") else (text + "\n" if text.strip() else "")
+
+    def _write(self, document: Any, preamble: str = "") -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".yaml", dir=self.path.parent)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(preamble)
                     self._yaml.dump(document, handle)
                 if self.path.exists():
                     os.chmod(tmp, self.path.stat().st_mode & 0o777)
@@ -113,3 +133,40 @@ def _entry_path(entry: Any) -> Path | None:
     if not isinstance(raw, str) or not raw.strip():
         return None
     return normalize_root_path(raw)
+
+
+def _trailing_comment(entry: Any) -> tuple[Any, Any] | None:
+    """``(owner, key)`` of the comment ruamel attaches after ``entry``: the full-line comments
+    that follow a list item belong to the last key of that item's mapping."""
+    if isinstance(entry, CommentedMap) and len(entry):
+        key = list(entry.keys())[-1]
+        slot = entry.ca.items.get(key)
+        if slot and len(slot) > 2 and slot[2] is not None:
+            return entry, key
+    return None
+
+
+def _keep_trailing_comments(entries: CommentedSeq, position: int) -> Any:
+    """Before ``entries[position]`` is deleted, move the comments that follow it (a commented-out
+    root, or the comment of the key after the list) to the entry before it. Returns the comment
+    token when there is no such entry, else ``None``."""
+    found = _trailing_comment(entries[position])
+    if found is None:
+        return None
+    owner, key = found
+    token = owner.ca.items[key][2]
+    if position > 0 and isinstance(entries[position - 1], CommentedMap) and len(entries[position - 1]):
+        _append_comment(entries[position - 1], token)
+        return None
+    return token
+
+
+def _append_comment(entry: Any, token: Any) -> None:
+    if not isinstance(entry, CommentedMap) or not len(entry):
+        return
+    last = list(entry.keys())[-1]
+    slot = entry.ca.items.setdefault(last, [None, None, None, None])
+    if slot[2] is None:
+        slot[2] = token
+    else:
+        slot[2].value = slot[2].value.rstrip("\n") + "\n" + token.value.lstrip("\n")
