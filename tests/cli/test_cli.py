@@ -281,3 +281,33 @@ def test_huge_config_values_are_config_errors(capsys: pytest.CaptureFixture[str]
 def test_disabled_workspace_is_not_listed(capsys: pytest.CaptureFixture[str], home: Path, tmp_path: Path) -> None:
     (home / "config.yaml").write_text("workspace:\n  enabled: false\n")
     assert run(capsys, "roots", "list")[1] == []
+
+
+def test_read_only_commands_leave_no_log_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    home = tmp_path / "fresh-home"
+    code, data, _ = run(capsys, "--home", str(home), "roots", "list")
+    assert code == 0
+    code, data, _ = run(capsys, "--home", str(home), "search", "x")
+    assert data["error"]["code"] == "index_missing"
+    assert not (home / "logs").exists()
+
+
+def test_human_output_escapes_control_characters(capsys: pytest.CaptureFixture[str], workspace: Path) -> None:
+    (workspace / "notes" / "esc.txt").write_text("x\x1b]0;PWNED\x07 \x1b[2J escapeword\n")
+    run(capsys, "--quiet", "index")
+    code, out, _ = run(capsys, "--human", "search", "escapeword")
+    assert code == 0
+    assert "\x1b]0" not in out and "\x07" not in out
+    assert "\\x1b]0;PWNED\\x07 \\x1b[2J escapeword" in out
+
+
+def test_unwritable_stdout_is_exit_74_without_traceback(home: Path) -> None:
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_workspace", "roots", "list"],
+        stdout=open("/dev/full", "w"), stderr=subprocess.PIPE, text=True, timeout=60,
+    )
+    assert proc.returncode == 74
+    assert "Traceback" not in proc.stderr
+    assert "cannot write the output" in proc.stderr

@@ -124,3 +124,12 @@ def test_limit_is_capped() -> None:
     store = _store_with([f"/w/f{i}.txt" for i in range(3)])
     assert len(SearchWorkspace(store, default_limit=20).execute("notes", limit=10**30)) == 3
     assert MAX_LIMIT == 10_000
+
+
+def test_search_path_prefix_resolves_symlinks(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    store = _store_with([str(real / "a.txt"), str(tmp_path / "other" / "b.txt")])
+    hits = SearchWorkspace(store, default_limit=20).execute("notes", path=str(tmp_path / "link"))
+    assert [h.path for h in hits] == [real / "a.txt"]

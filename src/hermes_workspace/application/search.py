@@ -44,7 +44,8 @@ class SearchWorkspace:
             text: free text; operators and punctuation are ordinary characters. Text with no word
                 of two or more characters gives ``[]``.
             path: keep hits whose absolute path starts with this (``~`` expanded; a relative
-                path is taken from the current directory; a trailing ``/`` is kept).
+                path is taken from the current directory; an existing path has its symlinks
+                resolved, as roots do; a trailing ``/`` is kept).
             glob: keep hits whose file name matches (``*.py``, ``[!t]*``; case-sensitive); a
                 pattern with ``/`` matches the end of the absolute path (``json/*.py``) unless it
                 starts with ``/`` or ``*``.
@@ -91,7 +92,8 @@ def _absolute_prefix(path: str | None) -> str | None:
     if not path:
         return None
     expanded = os.path.expanduser(path)
-    absolute = os.path.abspath(expanded)
+    # Roots are stored with symlinks resolved, so an existing prefix is resolved the same way.
+    absolute = os.path.realpath(expanded) if os.path.exists(expanded) else os.path.abspath(expanded)
     if expanded.endswith(os.sep) and not absolute.endswith(os.sep):
         absolute += os.sep
     return absolute

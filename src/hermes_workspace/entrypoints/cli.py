@@ -16,6 +16,8 @@ To mount these commands in another cyclopts program as ``<host> workspace ...``:
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -264,12 +266,21 @@ def _cyclopts_message(exc: CycloptsError) -> str:
     return " ".join(text.split()) or type(exc).__name__
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _safe(text: object) -> str:
+    """``text`` with control characters shown as ``\\xNN``: file names and contents must not
+    send escape sequences to the user's terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
 def _human_roots(console: Any, roots: list[Any]) -> None:
     from rich.table import Table
 
     table = Table("path", "recursive", "primary", box=None)
     for r in roots:
-        table.add_row(str(r.path), "yes" if r.recursive else "no", "yes" if r.primary else "")
+        table.add_row(_safe(r.path), "yes" if r.recursive else "no", "yes" if r.primary else "")
     console.print(table)
 
 
@@ -282,7 +293,7 @@ def _human_summary(console: Any, summary: Any) -> None:
     if summary.errors:
         console.print("\nErrors:")
         for e in summary.errors:
-            console.print(f"  [{e.stage}] {e.path}: {e.error_type}: {e.message}", markup=False)
+            console.print(_safe(f"  [{e.stage}] {e.path}: {e.error_type}: {e.message}"), markup=False)
         if summary.errors_truncated:
             console.print(f"  ... and {summary.files_errored - len(summary.errors)} more (see the log file)")
 
@@ -292,20 +303,48 @@ def _human_hits(console: Any, hits: list[Any]) -> None:
         console.print("No results.")
         return
     for i, hit in enumerate(hits, start=1):
-        section = f"  {hit.section}" if hit.section else ""
-        console.print(f"[bold]{i}. {hit.path}:{hit.line_start}-{hit.line_end}[/bold]{section}  "
-                      f"[dim](score {hit.score:.2f})[/dim]")
-        lines = hit.content.splitlines()
+        section = f"  {_safe(hit.section)}" if hit.section else ""
+        console.print(f"[bold]{i}. {_safe(hit.path)}:{hit.line_start}-{hit.line_end}[/bold]{section}  "
+                      f"[dim](score {hit.score:.3g})[/dim]", markup=True, highlight=False)
+        lines = hit.content.split("\n")
         preview = lines[:4]
         for line in preview:
-            console.print(f"    {line[:160]}", markup=False)
+            console.print(f"    {_safe(line[:160])}", markup=False)
         if len(lines) > len(preview):
             console.print(f"    … {len(lines) - len(preview)} more lines", style="dim")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry: run the CLI and return its exit code (never raises)."""
+    """Console-script entry: run the CLI and return its exit code (never raises). Output that
+    cannot be written (stdout closed, disk full, a closed pipe) ends the run with exit 74."""
     tokens = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(tokens)
+    except (OSError, AttributeError, ValueError) as exc:
+        if sys.stdout is not None and not _stdout_broken(exc):
+            raise
+        _silence_stdout()
+        if sys.stderr is not None:
+            try:
+                sys.stderr.write(f"error: cannot write the output: {exc}\n")
+            except (OSError, ValueError):
+                pass
+        return 74
+
+
+def _stdout_broken(exc: BaseException) -> bool:
+    return isinstance(exc, (BrokenPipeError, OSError)) or sys.stdout is None
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout again at exit; point it at /dev/null so that flush cannot fail.
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+    except OSError:
+        pass
+
+
+def _main(tokens: list[str]) -> int:
     try:
         result = app.meta(tokens, exit_on_error=False, print_error=False)
     except CycloptsError as exc:

@@ -101,8 +101,7 @@ def _add_file_handler(logger: logging.Logger, log_file: Path | None, level: int)
     if log_file is None:
         return None
     try:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
+        handler = _LazyRotatingFileHandler(
             log_file, maxBytes=LOG_FILE_MAX_BYTES, backupCount=LOG_FILE_BACKUPS, encoding="utf-8", delay=True
         )
     except OSError:
@@ -123,6 +122,19 @@ def _add_file_handler(logger: logging.Logger, log_file: Path | None, level: int)
     _mark(handler, str(log_file))
     logger.addHandler(handler)
     return log_file
+
+
+class _LazyRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Creates the log folder when the first record is written, so that read-only commands
+    (search, status, roots list) leave no trace on disk; an unwritable folder drops the records
+    instead of failing the command."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
 
 
 def _mark(handler: logging.Handler, value: str = "console") -> None:
