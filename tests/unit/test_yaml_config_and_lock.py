@@ -129,6 +129,8 @@ def test_save_roots_edits_entries_in_place(tmp_path: Path, monkeypatch: pytest.M
         Root(tmp_path / "hw-notes", False),
         Root(tmp_path / "relative" / "dir", False),
     )
+    monkeypatch.chdir("/")
+    assert repo.load().roots == roots  # relative to the config file, not the current directory
     repo.save_roots((*roots, Root(Path("/new/root"), True)))
     assert path.read_text() == EDGE_CONFIG.replace(
         "    - relative/dir\n", "    - relative/dir\n    - path: /new/root\n      recursive: true\n"

@@ -33,7 +33,7 @@ class YamlConfigRepository:
     def load(self) -> WorkspaceConfig:
         """The validated config. Raises :class:`ConfigError` (invalid YAML, with its line and
         column; or an invalid value, naming the key)."""
-        return WorkspaceConfig.from_dict(self._read())
+        return WorkspaceConfig.from_dict(self._read(), base_dir=self.path.parent.absolute())
 
     def save_roots(self, roots: tuple[Root, ...]) -> None:
         """Make ``knowledgebase.roots`` hold ``roots``, editing the list in place: entries that
@@ -56,7 +56,7 @@ class YamlConfigRepository:
         kept: set[Path] = set()
         dropped: list[int] = []
         for position, entry in enumerate(entries):
-            path = _entry_path(entry)
+            path = _entry_path(entry, self.path.parent.absolute())
             if path is None or path not in wanted or path in kept:
                 dropped.append(position)
                 continue
@@ -127,12 +127,12 @@ class YamlConfigRepository:
             raise ConfigWriteError(f"cannot write {self.path}: {exc}") from exc
 
 
-def _entry_path(entry: Any) -> Path | None:
+def _entry_path(entry: Any, base_dir: Path) -> Path | None:
     """The path a ``knowledgebase.roots`` entry names, normalized as the config loader does."""
     raw = entry if isinstance(entry, str) else entry.get("path") if isinstance(entry, dict) else None
     if not isinstance(raw, str) or not raw.strip():
         return None
-    return normalize_root_path(raw)
+    return normalize_root_path(raw, base_dir)
 
 
 def _trailing_comment(entry: Any) -> tuple[Any, Any] | None:

@@ -89,9 +89,11 @@ class WorkspaceConfig:
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> WorkspaceConfig:
+    def from_dict(cls, data: Mapping[str, Any] | None, base_dir: Path | None = None) -> WorkspaceConfig:
         """Build and validate from the parsed YAML document (the whole config file: other
-        sections are ignored).
+        sections are ignored). Relative paths (``workspace.path``, roots) are taken from
+        ``base_dir``, the config file's folder, so that they mean the same from any current
+        directory; without ``base_dir``, from the current directory.
 
         Raises:
             ConfigError: a section is not a mapping, a value has the wrong type, or a constraint of
@@ -111,7 +113,7 @@ class WorkspaceConfig:
         raw_path = ws.get("path") or ""
         if not isinstance(raw_path, str):
             raise ConfigError(f"workspace.path must be a string, got {raw_path!r}")
-        workspace_path = Path(raw_path).expanduser().absolute() if raw_path.strip() else None
+        workspace_path = normalize_root_path(raw_path, base_dir) if raw_path.strip() else None
 
         chunk_size = _int(chunking, "chunk_size", c.DEFAULT_CHUNK_SIZE, "knowledgebase.chunking.chunk_size")
         overlap = _int(chunking, "overlap", c.DEFAULT_OVERLAP, "knowledgebase.chunking.overlap")
@@ -139,17 +141,20 @@ class WorkspaceConfig:
         return cls(
             enabled=enabled,
             workspace_path=workspace_path,
-            roots=_roots(kb.get("roots")),
+            roots=_roots(kb.get("roots"), base_dir),
             chunking=ChunkingConfig(chunk_size=chunk_size, overlap=overlap, threshold=threshold),
             max_file_mb=float(max_file_mb),
             default_limit=default_limit,
         )
 
 
-def normalize_root_path(raw: str) -> Path:
-    """A root path from config as the workspace uses it: ``~`` expanded, made absolute (relative
-    paths are taken from the current directory); symlinks are not resolved."""
-    return Path(raw).expanduser().absolute()
+def normalize_root_path(raw: str, base_dir: Path | None = None) -> Path:
+    """A path from config as the workspace uses it: ``~`` expanded, made absolute (a relative
+    path is taken from ``base_dir``, else the current directory); symlinks are not resolved."""
+    path = Path(raw).expanduser()
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
+    return path.absolute()
 
 
 def _section(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:
@@ -188,7 +193,7 @@ def _bool(data: Mapping[str, Any], key: str, default: bool, name: str) -> bool:
     return value
 
 
-def _roots(value: Any) -> tuple[Root, ...]:
+def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -203,7 +208,7 @@ def _roots(value: Any) -> tuple[Root, ...]:
                 hint="Each root looks like {path: /abs/dir, recursive: false}.",
             )
         recursive = _bool(item, "recursive", False, f"knowledgebase.roots[{i}].recursive")
-        path = normalize_root_path(item["path"])
+        path = normalize_root_path(item["path"], base_dir)
         if all(r.path != path for r in roots):
             roots.append(Root(path=path, recursive=recursive))
     return tuple(roots)
