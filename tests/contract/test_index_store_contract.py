@@ -190,3 +190,24 @@ def test_status_counts(store: IndexStore) -> None:
     status = store.status()
     assert (status.files, status.chunks) == (2, 4)
     assert status.size_bytes >= 0
+
+
+@pytest.mark.parametrize("text", ["ابراج", "الأبراج", "أبراج", "بالابراج", "تسمي", "مدرسه", "المدرسة"])
+def test_arabic_words_match_their_other_spellings(store: IndexStore, text: str) -> None:
+    """Letter variants (alef forms, alef maqsura, ta marbuta), vowel marks and the article do not
+    keep an Arabic word from its text; the hit carries the text as written."""
+    content = "تُسمّى الأبراجُ في المدرسة"
+    store.replace_file(*make_file("/ws/ar/a.md", [content]))
+    store.replace_file(*make_file("/ws/ar/b.md", ["نص آخر"]))
+    hits = search(store, text)
+    assert paths(hits) == ["/ws/ar/a.md"]
+    assert hits[0].content == content
+
+
+def test_query_stopwords_do_not_match_on_their_own(store: IndexStore) -> None:
+    store.replace_file(*make_file("/ws/a.md", ["the rollback of the release"]))
+    store.replace_file(*make_file("/ws/b.md", ["this is the way it is"]))
+    # "what rollback": b.md, which holds only the dropped "is" and "the", is not a hit
+    assert paths(search(store, "what is the rollback")) == ["/ws/a.md"]
+    # nothing but stopwords: they are searched
+    assert sorted(paths(search(store, "is the"))) == ["/ws/a.md", "/ws/b.md"]

@@ -9,7 +9,7 @@ import pytest
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.model import Root
-from hermes_workspace.domain.query import Compound, parse_query
+from hermes_workspace.domain.query import ENGLISH_STOPWORDS, Compound, parse_query
 
 
 def test_defaults() -> None:
@@ -83,7 +83,7 @@ def test_signature_changes_with_every_chunking_setting() -> None:
     ("text", "groups"),
     [
         ("container CLI", ("container", "CLI")),
-        ("NOT agent", ("NOT", "agent")),
+        ("NOT agent", ("agent",)),  # "not" is a stopword (operators are plain words)
         ("hermes-agent", (Compound(("hermes", "agent")),)),
         ("read_file", (Compound(("read", "file")),)),
         ("hermes-agent deployment", (Compound(("hermes", "agent")), "deployment")),
@@ -109,3 +109,51 @@ def test_parse_query(text: str, groups: tuple[object, ...]) -> None:
 def test_long_query_is_capped() -> None:
     query = parse_query(" ".join(f"word{i}" for i in range(2000)))
     assert len(query.words) == 64
+
+
+# -- stopwords ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "groups"),
+    [
+        # plain stopwords go when another word stays
+        ("what is the rollback procedure", ("what", "rollback", "procedure")),
+        ("The deployment OF the agent", ("deployment", "agent")),
+        ("how to use it", ("how", "use")),
+        # a compound counts as a remaining word, and is never thinned
+        ("the is_file", (Compound(("is", "file")),)),
+        ("is_file", (Compound(("is", "file")),)),
+        ("with_statement in python", (Compound(("with", "statement")), "python")),
+        ("to-be-or-not-to-be", (Compound(("to", "be", "or", "not", "to", "be")),)),
+        # nothing else would remain: every word is kept
+        ("to be or not to be", ("to", "be", "or", "not")),
+        ("The This", ("The", "This")),
+        ("a AND", ("AND",)),
+        # "who" is not in the list, so "the" goes
+        ("the who", ("who",)),
+    ],
+)
+def test_stopwords(text: str, groups: tuple[object, ...]) -> None:
+    assert parse_query(text).groups == groups
+
+
+def test_stopword_list_is_lucenes_english_set() -> None:
+    lucene = "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+    lucene += "they this to was will with"
+    assert frozenset(lucene.split(" ")) == ENGLISH_STOPWORDS
+    assert len(ENGLISH_STOPWORDS) == 33
+
+
+def test_stopwords_do_not_use_up_the_term_budget() -> None:
+    text = "the of and " * 100 + " ".join(f"word{i}" for i in range(100))
+    query = parse_query(text)
+    assert query.words == [f"word{i}" for i in range(64)]
+
+
+def test_compound_at_the_budget_keeps_its_first_parts_and_literal() -> None:
+    text = " ".join(f"w{i}" for i in range(62)) + " the alpha-beta-gamma"
+    query = parse_query(text)
+    assert len(query.words) == 64
+    assert query.groups[-1] == Compound(("alpha", "beta"))
+    assert query.groups[-1].literal == "alpha-beta"

@@ -68,7 +68,14 @@ def search_paths(store: SqliteFts5Store, text: str, **kwargs) -> list[str]:
     [
         ("hermes-agent deployment", '("hermes agent" OR ("hermes" AND "agent")) OR "deployment"'),
         ("container CLI", '"container" OR "CLI"'),
-        ("NOT agent", '"NOT" OR "agent"'),
+        ("NOT agent", '"agent"'),  # "not" is a stopword; operators are plain words
+        ("the is_file", '("is file" OR ("is" AND "file"))'),
+        ("to be or not to be", '"to" OR "be" OR "or" OR "not"'),
+        ("الأبراج", '"ابراج"'),  # Arabic: normalized like the indexed text
+        ("بمازا تسمى الابراج؟", '"بمازا" OR "تسمي" OR "ابراج"'),
+        ("المدرسة-الأهلية", '("مدرسه اهليه" OR ("مدرسه" AND "اهليه"))'),
+        ("ــــ", ""),  # tatweel only: nothing left after normalization
+        ("ــــ-كتاب", '"كتاب"'),
         ("a AND", '"AND"'),
         ("read_file", '("read file" OR ("read" AND "file"))'),
         ("ZX-4471", '("ZX 4471" OR ("ZX" AND "4471"))'),
@@ -192,6 +199,69 @@ def test_compounds_find_hyphenated_spaced_and_code_forms(corpus: SqliteFts5Store
     assert sorted(search_paths(corpus, "hermes-agent")) == ["/ws/notes/agent.md", "/ws/notes/spaced.md"]
     assert search_paths(corpus, "read_file") == ["/ws/code/io.py"]
     assert search_paths(corpus, "ZX-4471") == ["/ws/notes/todo.md"]
+
+
+def test_stopwords_leave_the_content_words(corpus: SqliteFts5Store) -> None:
+    corpus.replace_file(*make_file("/ws/notes/hamlet.md", ["to be or not to be"]))
+    assert search_paths(corpus, "the deployment of it") == ["/ws/notes/agent.md"]
+    assert search_paths(corpus, "to be or not to be") == ["/ws/notes/hamlet.md"]
+
+
+# -- Arabic normalization -------------------------------------------------------------------------
+
+ARABIC_DOC = "## الأبراج\n\nتُسمّى الأبراجُ بأسماء الحيوانات،\nوفي المدرسة نتعلّمها ٢٠٢٤."
+
+
+@pytest.fixture
+def arabic(store: SqliteFts5Store) -> SqliteFts5Store:
+    add_filler(store)
+    store.replace_file(*make_file("/ws/ar/intro.md", ["مقدمة قصيرة"]))
+    store.replace_file(*make_file("/ws/ar/zodiac.md", ["مقدمة قصيرة", (ARABIC_DOC, "## الأبراج")]))
+    return store
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "الأبراج",  # as written
+        "ابراج",  # bare alef, no article
+        "أبراج",  # hamza alef, no article
+        "الابراج",  # article, bare alef
+        "بالأبراج",  # bi-l- proclitic
+        "تسمي",  # ya for alef maqsura
+        "تسمى",
+        "المدرسه",  # ha for ta marbuta
+        "مدرسة",
+        "2024",  # ASCII digits for Arabic-Indic ones
+        "الحيوانـــات",  # tatweel
+        "حَيَوَانَات",  # vocalized
+    ],
+)
+def test_arabic_query_finds_other_spellings(arabic: SqliteFts5Store, text: str) -> None:
+    hits = arabic.search(parse_query(text))
+    assert [(str(h.path), h.chunk_index) for h in hits] == [("/ws/ar/zodiac.md", 1)]
+
+
+def test_arabic_file_name_is_a_path_word(arabic: SqliteFts5Store) -> None:
+    arabic.replace_file(*make_file("/ws/ar/الكواكب.md", ["مقدمة قصيرة"]))  # "the planets"
+    assert search_paths(arabic, "كواكب") == ["/ws/ar/الكواكب.md"]
+
+
+def test_normalization_leaves_hits_as_written(arabic: SqliteFts5Store) -> None:
+    _, chunks = make_file("/ws/ar/zodiac.md", ["مقدمة قصيرة", (ARABIC_DOC, "## الأبراج")])
+    [hit] = arabic.search(parse_query("ابراج"))
+    assert hit.content == ARABIC_DOC == chunks[1].content
+    assert hit.section == "## الأبراج"
+    assert (hit.line_start, hit.line_end) == (chunks[1].line_start, chunks[1].line_end) == (3, 6)
+    assert hit.tokens == chunks[1].tokens
+    assert hit.score > 0
+
+
+def test_arabic_article_keeps_short_words(arabic: SqliteFts5Store) -> None:
+    arabic.replace_file(*make_file("/ws/ar/pain.md", ["الألم شديد"]))  # al-alam: "the pain"
+    arabic.replace_file(*make_file("/ws/ar/ilm.md", ["ألم نقل لك"]))  # alam: "did we not"
+    arabic.replace_file(*make_file("/ws/ar/m.md", ["م"]))
+    assert sorted(search_paths(arabic, "ألم")) == ["/ws/ar/ilm.md", "/ws/ar/pain.md"]
 
 
 # -- ranking ------------------------------------------------------------------------------------
@@ -345,6 +415,28 @@ def test_writer_rebuilds_an_older_schema(db_path: Path) -> None:
         assert store.status().files == 0
     with SqliteFts5Store(db_path, readonly=True) as reader:
         assert reader.status().files == 0
+
+
+def test_writer_rebuilds_a_version_1_index_made_before_normalization(db_path: Path) -> None:
+    """Version 1 indexed the text as written: its rows would miss normalized query words
+    (``ابراج`` for ``الأبراج``), so a writer drops them and the next index run rebuilds."""
+    assert SCHEMA_VERSION == 3
+    with SqliteFts5Store(db_path) as store:
+        store.replace_file(*make_file("/ws/a.md", ["الأبراج"]))
+    conn = apsw.Connection(str(db_path))
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(StoreError):
+        SqliteFts5Store(db_path, readonly=True)
+    with SqliteFts5Store(db_path) as store:
+        assert store.status().files == 0
+        store.replace_file(*make_file("/ws/a.md", ["الأبراج"]))
+        assert search_paths(store, "ابراج") == ["/ws/a.md"]
+    conn = apsw.Connection(str(db_path))
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+    finally:
+        conn.close()
 
 
 def test_writer_refuses_a_newer_schema(db_path: Path) -> None:
@@ -617,3 +709,13 @@ def test_close_releases_the_files(db_path: Path) -> None:
     store.close()
     # the last connection closed checkpoints and removes the WAL
     assert not os.path.exists(f"{db_path}-wal")
+
+
+def test_lone_one_character_words_are_not_indexed_but_hits_keep_them(tmp_path: Path) -> None:
+    from hermes_workspace.adapters.sqlite_fts5_store import _indexed_text
+
+    assert _indexed_text("x = a + b_c I am") == "        b_c   am"
+    with SqliteFts5Store(tmp_path / "i.sqlite") as store:
+        store.replace_file(*make_file("/ws/a.md", ["x = a + bc I am"]))
+        hits = store.search(parse_query("bc"))
+        assert [h.content for h in hits] == ["x = a + bc I am"]

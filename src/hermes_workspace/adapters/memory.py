@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,7 @@ from hermes_workspace.domain.model import (
     StoreStatus,
 )
 from hermes_workspace.domain.query import Compound, Query, split_words
+from hermes_workspace.domain.text_normalization import normalize_for_search
 
 
 class InMemoryFileSource:
@@ -126,12 +128,17 @@ class ParagraphChunker:
 class InMemoryIndexStore:
     """A :class:`~hermes_workspace.domain.ports.IndexStore` in dictionaries.
 
-    Ranking is a plain TF-IDF over case-folded words; a compound needs all its parts. Good enough to
-    test use cases, not to judge ranking.
+    Ranking is a plain TF-IDF over case-folded words; a compound needs all its parts. Text and query
+    words go through :func:`~hermes_workspace.domain.text_normalization.normalize_for_search`, as
+    in the SQLite store (an Arabic word matches its other letter forms and article-less form).
+    Good enough to test use cases, not to judge ranking.
     """
 
     files: dict[Path, tuple[FileRecord, list[Chunk]]] = field(default_factory=dict)
     closed: bool = False
+    commits: int = field(default=0, compare=False)
+    """Batches committed (see :meth:`batch`)."""
+    _batch_depth: int = field(default=0, init=False, repr=False, compare=False)
 
     def get_file(self, path: Path) -> FileRecord | None:
         entry = self.files.get(path)
@@ -152,6 +159,29 @@ class InMemoryIndexStore:
     def delete_files(self, paths: Iterable[Path]) -> int:
         return sum(1 for p in list(paths) if self.files.pop(p, None) is not None)
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Writes inside are kept on normal exit (``commits`` counts it) and undone on an
+        exception; nested batches join the outermost one."""
+        if self._batch_depth:
+            self._batch_depth += 1
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+            return
+        snapshot = dict(self.files)
+        self._batch_depth = 1
+        try:
+            yield
+        except BaseException:
+            self.files.clear()
+            self.files.update(snapshot)
+            raise
+        finally:
+            self._batch_depth = 0
+        self.commits += 1
+
     def search(
         self, query: Query, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
     ) -> list[SearchHit]:
@@ -164,14 +194,14 @@ class InMemoryIndexStore:
             if _matches_filters(str(record.path), path_prefix, glob)
             for chunk in chunks
         ]
-        docs = [(r, c, [w.casefold() for w in split_words(f"{c.content} {c.section or ''}")]) for r, c in candidates]
+        docs = [(r, c, _search_words(f"{c.content} {c.section or ''}")) for r, c in candidates]
         n = len(docs) or 1
         scored: list[tuple[float, FileRecord, Chunk]] = []
         for record, chunk, words in docs:
             score = 0.0
             for group in query.groups:
-                parts = [p.casefold() for p in (group.parts if isinstance(group, Compound) else (group,))]
-                if not all(p in words for p in parts):
+                parts = [w for p in (group.parts if isinstance(group, Compound) else (group,)) for w in _search_words(p)]
+                if not parts or not all(p in words for p in parts):
                     continue
                 for p in parts:
                     df = sum(1 for *_, w in docs if p in w)
@@ -203,6 +233,11 @@ class InMemoryIndexStore:
         self.closed = True
 
 
+def _search_words(text: str) -> list[str]:
+    """The case-folded words of ``text`` as the fake store matches them."""
+    return [w.casefold() for w in split_words(normalize_for_search(text))]
+
+
 def _matches_filters(path: str, path_prefix: str | None, glob: str | None) -> bool:
     if path_prefix and not path.startswith(path_prefix):
         return False
@@ -211,6 +246,63 @@ def _matches_filters(path: str, path_prefix: str | None, glob: str | None) -> bo
         if not fnmatchcase(target, glob):
             return False
     return True
+
+
+class InlineTaskPool:
+    """A :class:`~hermes_workspace.domain.ports.TaskPool` that runs everything in this process,
+    one ``setup()`` for all items. Like a real pool it works up to ``window`` items ahead of the
+    results it has handed out (``fn`` runs early; an exception it raised is re-raised when its
+    item's turn comes), so callers are tested against results that lag behind the items they
+    feed. ``fail_after`` makes the pool itself fail (``RuntimeError``) once that many results
+    were yielded, as when a worker dies. ``setups`` counts ``setup()`` calls, ``items_seen`` the
+    items pulled and ``closed`` the runs that ended early (closed or failed)."""
+
+    def __init__(self, *, window: int = 4, fail_after: int | None = None) -> None:
+        self.window = max(1, window)
+        self.fail_after = fail_after
+        self.setups = 0
+        self.items_seen = 0
+        self.closed = 0
+
+    @property
+    def workers(self) -> int:
+        return 1
+
+    def map_ordered(self, fn: Callable[[object, object], object], setup: Callable[[], object],
+                    items: Iterable[object]) -> Iterator[object]:
+        self.setups += 1
+        state = setup()
+        pending: deque[tuple[bool, object]] = deque()
+        source = iter(items)
+        exhausted = False
+        yielded = 0
+        finished = False
+        try:
+            while True:
+                while not exhausted and len(pending) < self.window:
+                    try:
+                        item = next(source)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    self.items_seen += 1
+                    try:
+                        pending.append((True, fn(state, item)))
+                    except BaseException as exc:  # noqa: BLE001 - re-raised at its item's turn, as a pool does
+                        pending.append((False, exc))
+                if not pending:
+                    finished = True
+                    return
+                if self.fail_after is not None and yielded >= self.fail_after:
+                    raise RuntimeError("worker pool broken")
+                ok, value = pending.popleft()
+                if not ok:
+                    raise value  # type: ignore[misc]
+                yield value
+                yielded += 1
+        finally:
+            if not finished:
+                self.closed += 1
 
 
 class InMemoryConfigRepository:

@@ -1,0 +1,145 @@
+"""normalize_for_search: each Arabic rule, the no-op for other text, idempotence, and that whole
+texts and their single words normalize alike (the index sees texts, the query compiler words)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_workspace.domain.query import split_words
+from hermes_workspace.domain.text_normalization import (
+    MIN_ARTICLE_STEM,
+    has_arabic_script,
+    normalize_for_search,
+)
+
+# -- rules, one by one ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # 4. alef with hamza above / below / madda -> bare alef
+        ("أحمد", "احمد"),
+        ("إسلام", "اسلام"),
+        ("آمن", "امن"),
+        # 4. alef maqsura -> ya; ta marbuta -> ha
+        ("مستشفى", "مستشفي"),
+        ("مدرسة", "مدرسه"),
+        # 3. tatweel removed
+        ("كتـــاب", "كتاب"),
+        # 3. short vowels (harakat), shadda, sukun, tanwin, dagger alef removed
+        ("كِتَابٌ", "كتاب"),
+        ("مُحَمَّد", "محمد"),
+        ("هٰذا", "هذا"),
+        # 1. + 4. a decomposed hamza (alef + U+0654) folds like the precomposed letter
+        ("\u0627\u0654حمد", "احمد"),
+        ("\u0648\u0654", "\u0624"),  # waw + hamza above composes to U+0624 and stays
+        # 2. presentation forms -> nominal letters, then folded
+        ("\ufefb", "لا"),  # lam-alef ligature
+        ("\ufef7", "لا"),  # lam-alef with hamza above
+        ("\ufe8d\ufedf\ufedc\ufe98\ufe8e\ufe8f", "كتاب"),  # الكتاب in isolated/initial/medial/final forms
+        # 5. Arabic-Indic and extended digits -> ASCII
+        ("٢٠١٥", "2015"),
+        ("۱۲۳", "123"),
+    ],
+)
+def test_letter_rules(text: str, expected: str) -> None:
+    assert normalize_for_search(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("الكتاب", "كتاب"),  # al-
+        ("والكتاب", "كتاب"),  # wa-l-
+        ("بالقلم", "قلم"),  # bi-l-
+        ("كالبحر", "بحر"),  # ka-l-
+        ("فالولد", "ولد"),  # fa-l-
+        ("للطلاب", "طلاب"),  # li-l-
+        ("الأبراج", "ابراج"),  # folded first, then stripped
+        ("المدرسة", "مدرسه"),
+        # exactly MIN_ARTICLE_STEM letters left: stripped
+        ("الدم", "دم"),
+        # fewer left: the word is kept whole
+        ("الم", "الم"),
+        ("الف", "الف"),
+        ("إلى", "الي"),
+        ("لله", "لله"),
+        ("بال", "بال"),
+        # stripped again while the rule applies, so definite and indefinite forms meet
+        ("الالتزام", "تزام"),
+        ("التزام", "تزام"),
+        ("الألم", "الم"),  # al- + alam (pain): the second "al" would leave one letter
+        # only at the start of a word
+        ("مالك", "مالك"),
+        ("سؤال", "سؤال"),
+        ("2الكتاب", "2الكتاب"),
+        # "_" separates words, as in the query parser and FTS5
+        ("x_الكتاب", "x_كتاب"),
+        ("في الكتاب والقلم", "في كتاب قلم"),
+    ],
+)
+def test_article_rule(text: str, expected: str) -> None:
+    assert MIN_ARTICLE_STEM == 2
+    assert normalize_for_search(text) == expected
+
+
+def test_mixed_text_keeps_everything_else() -> None:
+    text = "Read الكتاب (page ٣) — café_au_lait, x = 1\n"
+    assert normalize_for_search(text) == "Read كتاب (page 3) — café_au_lait, x = 1\n"
+
+
+# -- no-op without Arabic script -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "plain ASCII: def read_file(path): return open(path).read()\n",
+        "café naïve cafe\u0301 Straße",
+        "日本語のテキスト",
+        "עברית עם נִקּוּד",
+        "Ελληνικά Кириллица",
+        "\ufeffbyte-order mark and U+FEFF are not Arabic",
+        "emoji 🙂 and math ∑",
+    ],
+)
+def test_text_without_arabic_script_is_returned_as_is(text: str) -> None:
+    assert not has_arabic_script(text)
+    assert normalize_for_search(text) is text
+
+
+@pytest.mark.parametrize("text", ["\u0600", "\u06ff", "\u0750", "\u08a0", "\ufb50", "\ufefc", "a ب"])
+def test_every_arabic_block_switches_the_rules_on(text: str) -> None:
+    assert has_arabic_script(text)
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+_ALPHABET = (
+    "ابتثجحخدذرسشصضطظعغفقكلمنهويءآأإؤئىةـ"  # letters, variants, tatweel
+    "\u064b\u064c\u064d\u064e\u064f\u0650\u0651\u0652\u0654\u0655\u0670"  # marks
+    "٠١٢۳\ufefb\ufe8d\ufedf\ufdf2"  # digits, presentation forms
+    "al_ -.\n\u0301é"  # Latin, separators, a Latin combining mark
+)
+_texts = st.text(alphabet=_ALPHABET, max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts)
+def test_idempotent(text: str) -> None:
+    once = normalize_for_search(text)
+    assert normalize_for_search(once) == once
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts)
+def test_a_text_and_its_words_normalize_alike(text: str) -> None:
+    """The store normalizes whole chunks, the query compiler single words: both must give the
+    same words, or a query word would miss its own text."""
+    whole = split_words(normalize_for_search(text))
+    by_word = [w for word in split_words(text) for w in split_words(normalize_for_search(word))]
+    assert whole == by_word
