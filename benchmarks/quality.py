@@ -104,7 +104,10 @@ def rank_hermes(home: Path, stems: dict[str, str], queries: dict[str, str]) -> t
 
 
 def _quote(word: str) -> str:
-    return '"' + word.replace('"', '""') + '"'
+    # The index holds normalized text (Arabic folding); query words must go through the same step.
+    from hermes_workspace.domain.text_normalization import normalize_for_search
+
+    return '"' + normalize_for_search(word).replace('"', '""') + '"'
 
 
 def match_or(words: Sequence[str]) -> str:
