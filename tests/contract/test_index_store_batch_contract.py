@@ -146,7 +146,7 @@ def test_batches_leave_a_sound_full_text_index(tmp_path: Path) -> None:
                     store.replace_file(*make_file(f"/ws/f{i}.md", [f"word{round_} n{i}", f"more{i} text"],
                                                   content_hash=f"h{round_}"))
                 store.delete_files([Path(f"/ws/f{i}.md") for i in range(0, 30, 7)])
-        conn = store._conn  # noqa: SLF001 - the FTS5 integrity check needs the connection
+        conn = store._conn  # the FTS5 integrity check needs the connection
         conn.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")
         assert len(hits(store, "word2")) == 30 - 5
         assert hits(store, "word1") == []

@@ -1,13 +1,22 @@
-"""IndexWorkspace built from fakes: skip rules, pruning, fallbacks, error isolation."""
+"""IndexWorkspace built from fakes: skip rules, pruning, fallbacks, error isolation.
+
+Every test runs twice (the autouse ``mode`` fixture): with the files read and chunked in this
+process, and through a task pool (the in-memory :class:`InlineTaskPool`, which works ahead of the
+results it hands out as a process pool does). Pool-only and batching behaviour is at the end.
+"""
 
 from __future__ import annotations
 
+import pickle
+from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from hermes_workspace.adapters.memory import (
+    InlineTaskPool,
     InMemoryFileSource,
     InMemoryIndexLock,
     InMemoryIndexStore,
@@ -16,9 +25,18 @@ from hermes_workspace.adapters.memory import (
     RecordingProgressSink,
     Utf8Decoder,
 )
-from hermes_workspace.application.indexing import IndexWorkspace
+from hermes_workspace.application import indexing
+from hermes_workspace.application.indexing import (
+    FileTask,
+    FileTools,
+    IndexWorkspace,
+    Problem,
+    WorkerError,
+    WorkerTraceback,
+    process_file,
+)
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
-from hermes_workspace.domain.errors import IndexBusyError
+from hermes_workspace.domain.errors import DecodeError, IndexBusyError, StoreError
 from hermes_workspace.domain.model import DiscoveryProblem, Root
 
 HOME = Path("/home/u/.hermes")
@@ -49,19 +67,42 @@ def source() -> InMemoryFileSource:
     return src
 
 
-def make(source, *, store=None, chunker=None, fallback=None, config=None, lock=None, clock=lambda: 1.7e9):
+MODE = "in_process"
+
+
+@pytest.fixture(autouse=True, params=["in_process", "pool"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(f"{__name__}.MODE", request.param)
+    return request.param
+
+
+def make(source, *, store=None, chunker=None, fallback=None, config=None, lock=None, clock=lambda: 1.7e9, pool=None):
+    """The use case over fakes. In ``pool`` mode every run, however small, goes through ``pool``
+    (default: a fresh :class:`InlineTaskPool`) with the same fake adapters as worker tools."""
     config = config or WorkspaceConfig(chunking=ChunkingConfig(chunk_size=50, overlap=5, threshold=20))
+    decoder = Utf8Decoder()
+    chunker = chunker or ParagraphChunker(overlap=config.chunking.overlap)
+    fallback = fallback or ParagraphChunker(name="fallback")
+    parallel = {}
+    if MODE == "pool":
+        parallel = {
+            "pool": pool if pool is not None else InlineTaskPool(window=3),
+            "worker_tools": partial(FileTools, source, decoder, chunker, fallback),
+            "parallel_min_files": 0,
+            "parallel_min_bytes": 0,
+        }
     return IndexWorkspace(
         config=config,
         home=HOME,
         source=source,
-        decoder=Utf8Decoder(),
-        chunker=chunker or ParagraphChunker(overlap=config.chunking.overlap),
-        fallback_chunker=fallback or ParagraphChunker(name="fallback"),
+        decoder=decoder,
+        chunker=chunker,
+        fallback_chunker=fallback,
         store=store if store is not None else InMemoryIndexStore(),
         lock=lock or InMemoryIndexLock(),
         layout=InMemoryLayout(),
         clock=clock,
+        **parallel,
     )
 
 
@@ -362,3 +403,245 @@ def test_a_long_file_of_few_words_goes_to_the_chunker() -> None:
     config = WorkspaceConfig(chunking=ChunkingConfig(chunk_size=50, overlap=5, threshold=20))
     make(src, chunker=chunker, config=config).execute(RecordingProgressSink())
     assert chunker.calls == [WS / "min.js"]
+
+
+# -- the task pool and batched writes ---------------------------------------------------------------
+
+
+
+class RecordingLog:
+    """Stands in for the module's structlog logger (``capture_logs`` misses loggers that a CLI
+    test configured with ``cache_logger_on_first_use`` earlier in the session)."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, object]] = []
+
+    def _record(self, level: str, event: str, **fields: object) -> None:
+        self.records.append({"event": event, "level": level, **fields})
+
+    def info(self, event: str, **fields: object) -> None:
+        self._record("info", event, **fields)
+
+    def warning(self, event: str, **fields: object) -> None:
+        self._record("warning", event, **fields)
+
+
+@pytest.fixture
+def logs(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    recording = RecordingLog()
+    monkeypatch.setattr(indexing, "log", recording)
+    return recording.records
+
+
+def many_files(n: int, *, words: int = 30) -> InMemoryFileSource:
+    """``n`` files of two paragraphs (above the fakes' threshold, so the chunker runs), with a few
+    that fail: an undecodable one, a binary one, a blank one."""
+    src = InMemoryFileSource()
+    for i in range(n):
+        src.write(WS / "notes" / f"n{i:03}.txt", paragraphs(2, words // 2, tag=f"f{i}w"))
+    src.write(WS / "notes" / "bad.txt", b"\xff\xfe\xfa not utf-8")
+    src.write(WS / "notes" / "bin.txt", b"abc\x00def")
+    src.write(WS / "notes" / "blank.txt", "  \n")
+    return src
+
+
+def snapshot(store: InMemoryIndexStore) -> dict[Path, tuple[object, list[object]]]:
+    return {path: (replace(record, indexed_at=""), chunks) for path, (record, chunks) in store.files.items()}
+
+
+def run_in_process(source: InMemoryFileSource) -> tuple[object, InMemoryIndexStore]:
+    store = InMemoryIndexStore()
+    use_case = make(source, store=store)
+    use_case.pool = None
+    return use_case.execute(RecordingProgressSink()), store
+
+
+def with_pool(use_case: IndexWorkspace, pool: InlineTaskPool, *, min_files: int = 0, min_bytes: int = 0) -> IndexWorkspace:
+    """``use_case`` with ``pool``, whose worker tools are the use case's own fakes."""
+    use_case.pool = pool
+    use_case.worker_tools = partial(
+        FileTools, use_case.source, use_case.decoder, use_case.chunker, use_case.fallback_chunker
+    )
+    use_case.parallel_min_files, use_case.parallel_min_bytes = min_files, min_bytes
+    return use_case
+
+
+def test_the_pool_gives_exactly_what_the_in_process_run_gives() -> None:
+    expected_summary, expected = run_in_process(many_files(40))
+    pool = InlineTaskPool(window=5)
+    store = InMemoryIndexStore()
+    summary = with_pool(make(many_files(40), store=store), pool).execute(RecordingProgressSink())
+    assert pool.setups == 1
+    assert pool.items_seen == 43
+    assert snapshot(store) == snapshot(expected)
+    assert replace(summary, duration_seconds=0) == replace(expected_summary, duration_seconds=0)
+
+
+def test_small_runs_stay_in_process_and_large_ones_use_the_pool(mode: str) -> None:
+    src = many_files(20)
+    pool = InlineTaskPool()
+    use_case = with_pool(make(src), pool, min_files=8, min_bytes=10_000_000)
+    use_case.execute(RecordingProgressSink())
+    assert pool.setups == 0  # 23 files, but a few kilobytes
+
+    src.write(WS / "notes" / "n000.txt", "edited\n")
+    use_case.parallel_min_bytes = 1
+    use_case.execute(RecordingProgressSink())
+    assert pool.setups == 0  # the edited file and the 3 never stored (they are read every run): < 8
+
+    use_case.parallel_min_files = 1
+    use_case.execute(RecordingProgressSink())
+    assert pool.setups == 1
+    assert pool.items_seen == 3  # only the 3 never stored: unchanged files never reach the pool
+
+
+def test_without_worker_tools_the_pool_is_not_used() -> None:
+    pool = InlineTaskPool()
+    use_case = with_pool(make(many_files(20)), pool)
+    use_case.worker_tools = None
+    assert use_case.execute(RecordingProgressSink()).files_indexed == 20
+    assert pool.setups == 0
+
+
+def test_a_failing_pool_leaves_the_rest_to_this_process(mode: str, logs: list[dict[str, object]]) -> None:
+    _, expected = run_in_process(many_files(30))
+    pool = InlineTaskPool(window=4, fail_after=11)
+    store = InMemoryIndexStore()
+    use_case = with_pool(make(many_files(30), store=store), pool)
+    progress = RecordingProgressSink()
+    summary = use_case.execute(progress)
+    assert snapshot(store) == snapshot(expected)
+    assert (summary.files_indexed, summary.files_errored) == (30, 1)
+    assert [e[1] for e in progress.events if e[0] == "advance"] == list(range(1, 34))
+    [warning] = [r for r in logs if str(r["event"]).startswith("worker processes failed")]
+    assert warning["files_left"] == 33 - 11
+    assert pool.closed == 1
+
+
+def test_failures_are_logged_with_their_exception(mode: str, logs: list[dict[str, object]]) -> None:
+    src = InMemoryFileSource()
+    src.write(WS / "bad.txt", b"\xff\xfe\xfa not utf-8")
+    src.write(WS / "docs" / "long.md", paragraphs(3))
+    make(src, chunker=ParagraphChunker(fail_on="*.md")).execute(RecordingProgressSink())
+    failed = next(r for r in logs if r["event"] == "file failed")
+    assert (failed["stage"], failed["error_type"]) == ("read", "EncodingError")
+    assert isinstance(failed["exc_info"], DecodeError)
+    fallback = next(r for r in logs if r["event"] == "chunker failed, using the default chunker")
+    assert fallback["path"] == str(WS / "docs" / "long.md")
+    assert isinstance(fallback["exc_info"], RuntimeError)
+
+
+class Unpicklable(Exception):
+    def __init__(self, a: str, b: str) -> None:
+        super().__init__(f"{a} and {b}")
+
+
+def test_a_problem_crossing_processes_keeps_its_exception_type_and_traceback() -> None:
+    def raised(exc: Exception) -> Exception:
+        try:
+            raise exc
+        except Exception as caught:  # noqa: BLE001
+            return caught
+
+    copy = pickle.loads(pickle.dumps(Problem.of(raised(DecodeError("not UTF-8 at byte 3")))))
+    assert (copy.error_type, copy.message) == ("EncodingError", "not UTF-8 at byte 3")
+    assert type(copy.exception) is DecodeError
+    assert isinstance(copy.exception.__cause__, WorkerTraceback)
+    assert "raise exc" in str(copy.exception.__cause__)
+
+    odd = pickle.loads(pickle.dumps(Problem.of(raised(Unpicklable("x", "y")))))
+    assert (odd.error_type, odd.message) == ("Unpicklable", "x and y")
+    assert type(odd.exception) is WorkerError
+    assert "Unpicklable: x and y" in str(odd.exception)
+
+
+def test_process_file_reports_unchanged_content_without_decoding() -> None:
+    src = InMemoryFileSource()
+    src.write(WS / "a.txt", b"\xff not utf-8 but unchanged")
+    [file] = [f for f in src.discover([Root(WS)]) if f.path.name == "a.txt"]
+    tools = FileTools(src, Utf8Decoder(), ParagraphChunker(), ParagraphChunker())
+    first = process_file(tools, FileTask(file), chunking=ChunkingConfig())
+    assert (first.status, first.stage) == ("failed", "read")
+    again = process_file(tools, FileTask(file, indexed=True, known_hash=first.content_hash), chunking=ChunkingConfig())
+    assert (again.status, again.size) == ("unchanged", len(src.files[file.path]))
+
+
+def test_writes_are_batched_and_every_file_counted_once_committed(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 10)
+    store = InMemoryIndexStore()
+    summary = make(many_files(25), store=store).execute(RecordingProgressSink())
+    assert summary.files_indexed == 25
+    assert len(store.files) == 25
+    assert store.commits == 3  # 28 candidates: 10 + 10 + 8
+
+
+class FailingCommitStore(InMemoryIndexStore):
+    """Fails the commit of its ``fail_commit``-th batch (1-based), undoing that batch."""
+
+    def __init__(self, fail_commit: int) -> None:
+        super().__init__()
+        self.fail_commit = fail_commit
+        self.batches = 0
+
+    @contextmanager
+    def batch(self):  # type: ignore[no-untyped-def]
+        self.batches += 1
+        with super().batch():
+            yield
+            if self.batches == self.fail_commit:
+                raise StoreError("disk I/O error at commit")
+
+
+def test_a_failed_commit_reports_each_file_of_its_batch(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 10)
+    store = FailingCommitStore(fail_commit=2)
+    summary = make(many_files(25), store=store).execute(RecordingProgressSink())
+    lost = {e.path for e in summary.errors if e.stage == "store"}
+    assert len(lost) == 10
+    assert summary.files_indexed == 15
+    assert summary.files_errored == 11  # and bad.txt
+    assert {str(p) for p in store.files}.isdisjoint(lost)
+    assert all(e.message.startswith("disk I/O error") for e in summary.errors if e.stage == "store")
+
+
+class NoBatchStore(InMemoryIndexStore):
+    batch = None  # type: ignore[assignment]
+
+
+def test_a_store_without_batches_gets_a_transaction_per_file(mode: str) -> None:
+    store = NoBatchStore()
+    summary = make(many_files(12), store=store).execute(RecordingProgressSink())
+    assert summary.files_indexed == len(store.files) == 12
+
+
+class InterruptingStore(InMemoryIndexStore):
+    """Raises KeyboardInterrupt while storing the file named ``name``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def replace_file(self, record, chunks):  # type: ignore[no-untyped-def]
+        if record.path.name == self.name:
+            raise KeyboardInterrupt
+        super().replace_file(record, chunks)
+
+
+def test_ctrl_c_keeps_the_files_stored_before_it_and_stops_the_pool(mode: str) -> None:
+    store = InterruptingStore("n007.txt")
+    pool = InlineTaskPool(window=4)
+    with pytest.raises(KeyboardInterrupt):
+        make(many_files(20), store=store, pool=pool).execute(RecordingProgressSink())
+    stored = sorted(p.name for p in store.files)
+    assert stored == [f"n{i:03}.txt" for i in range(7)]
+    assert store.commits == 1  # the open batch was committed on the way out
+    if mode == "pool":
+        assert pool.closed == 1
+
+
+def test_a_batch_is_committed_early_when_it_holds_much_text(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexing, "BATCH_MAX_CHARS", 1_000)
+    store = InMemoryIndexStore()
+    summary = make(many_files(10, words=60), store=store).execute(RecordingProgressSink())
+    assert summary.files_indexed == 10
+    assert store.commits >= 3  # each file holds ~600 characters

@@ -1,18 +1,31 @@
-"""Use case: index every root of a workspace (DESIGN.md §4, seed 000 "Re-Indexing Strategy")."""
+"""Use case: index every root of a workspace (DESIGN.md §4, seed 000 "Re-Indexing Strategy").
+
+One run: discover the candidate files; look each one up in the store (size, mtime and settings
+unchanged: skipped without reading); read, hash, decode and chunk the others with
+:func:`process_file`, in worker processes when a :class:`~hermes_workspace.domain.ports.TaskPool`
+is given and there is enough to do, else in this process; store the results in candidate order,
+from this process only (the single writer), a few hundred files per transaction; prune.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import pickle
 import time
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
+from itertools import islice
 from pathlib import Path
+from typing import Any, Literal
 
 import structlog
 
 from hermes_workspace.domain.chunking import build_chunks, count_words
-from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME, MAX_CHARS_PER_WORD
 from hermes_workspace.domain.errors import BinaryContentError, DecodeError
 from hermes_workspace.domain.filetypes import kind_for_path
@@ -34,10 +47,32 @@ from hermes_workspace.domain.ports import (
     IndexLock,
     IndexStore,
     ProgressSink,
+    TaskPool,
     WorkspaceLayout,
 )
 
 log = structlog.get_logger("hermes_workspace.index")
+
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+"""Runs with fewer bytes than this to read are processed in this process. Starting worker
+processes costs about half a second before the first result (and as much CPU time again), which
+chunking in parallel wins back only from a few megabytes on (chunking runs at ~5 MB/s per core).
+Bytes, not files, because work grows with bytes; and a re-index always reads the files that were
+never stored (empty or binary content), whose number says nothing about the edits."""
+
+PARALLEL_MIN_FILES = 8
+"""...and with fewer files than this (one huge file gains nothing from workers)."""
+
+BATCH_MAX_FILES = 200
+"""Files stored per transaction at most (each file stays all-or-nothing inside it)."""
+
+BATCH_MAX_SECONDS = 0.5
+"""A batch is committed once it has been open this long, so that a concurrent search sees
+progress and a crash loses little."""
+
+BATCH_MAX_CHARS = 32 * 1024 * 1024
+"""...or once it holds this many characters of chunk text (the store may keep a batch's
+full-text rows in memory until its commit)."""
 
 
 def utc_iso(timestamp_ns: int | float) -> str:
@@ -58,13 +93,177 @@ def _reraise_interrupt(exc: BaseException) -> None:
         cause = cause.__cause__ or cause.__context__
 
 
+# -- the per-file work, in a worker process or in this one -------------------------------------------
+
+
+class WorkerTraceback(Exception):
+    """The traceback of an exception raised in a worker process, as text: the ``__cause__`` of
+    the copy of that exception that comes back (tracebacks cannot cross processes)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class WorkerError(Exception):
+    """Stands for an exception raised in a worker process that could not be copied back."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A per-file failure: ``error_type`` as the summary reports it (``EncodingError`` for a
+    :class:`DecodeError`), its message, and the exception itself, for the log. When it comes
+    back from a worker process, ``exception`` is a copy without a traceback whose ``__cause__``
+    is a :class:`WorkerTraceback` holding the worker's traceback (a :class:`WorkerError` when
+    the exception cannot be copied)."""
+
+    error_type: str
+    message: str
+    exception: BaseException
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Problem:
+        error_type = "EncodingError" if isinstance(exc, DecodeError) else type(exc).__name__
+        return cls(error_type, str(exc), exc)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        exc = self.exception
+        text = "".join(traceback.format_exception(exc))
+        try:
+            copy = pickle.loads(pickle.dumps(exc))
+            portable = type(copy) is type(exc)
+        except Exception:  # noqa: BLE001 - any exception type may fail to round-trip
+            portable = False
+        remote: BaseException = exc if portable else WorkerError(f"{type(exc).__name__}: {exc}")
+        return (_problem_from_worker, (self.error_type, self.message, remote, text))
+
+
+def _problem_from_worker(error_type: str, message: str, exception: BaseException, text: str) -> Problem:
+    exception.__cause__ = WorkerTraceback(text)
+    return Problem(error_type, message, exception)
+
+
+@dataclass(frozen=True, slots=True)
+class FileTools:
+    """The adapters that turn one file into chunks. A worker process builds its own (a
+    ``TaskPool`` setup function); in this process they are the use case's own."""
+
+    source: FileSource
+    decoder: Decoder
+    chunker: Chunker
+    fallback_chunker: Chunker
+
+
+@dataclass(frozen=True, slots=True)
+class FileTask:
+    """One file to read: ``indexed`` when the index holds a version of it, ``known_hash`` the
+    content hash of that version when it was indexed with the current settings."""
+
+    file: SourceFile
+    indexed: bool = False
+    known_hash: str | None = None
+
+
+Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    """What :func:`process_file` made of one file. ``failed``: ``stage`` and ``problem`` say why,
+    and ``changed`` whether the file was known to have changed by then (its old chunks must go,
+    since their text and line ranges no longer match the file). ``fallback``: the chunker failed
+    and the fallback chunker was tried (logged as a warning)."""
+
+    status: Status
+    content_hash: str = ""
+    size: int = 0
+    chunks: Sequence[Chunk] = ()
+    stage: ErrorStage | None = None
+    problem: Problem | None = None
+    changed: bool = False
+    fallback: Problem | None = None
+
+
+class _ChunkFailed(Exception):
+    def __init__(self, problem: Problem, fallback: Problem | None) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+        self.fallback = fallback
+
+
+def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) -> FileOutcome:
+    """Read, hash, decode and chunk one file; no store access, so that it can run in a worker.
+
+    Unchanged content (``task.known_hash``) stops after hashing. Files of at most
+    ``chunking.threshold`` words are one chunk; a failing ``tools.chunker`` falls back to
+    ``tools.fallback_chunker``. The file's own failures come back as a ``failed`` outcome with
+    their stage (``discover``: it vanished; ``read``: unreadable or undecodable; ``chunk``).
+
+    Raises:
+        KeyboardInterrupt: also when a chunker turned one into another error.
+    """
+    try:
+        data = tools.source.read_bytes(task.file)
+    except FileNotFoundError as exc:
+        return FileOutcome("failed", stage="discover", problem=Problem.of(exc))
+    except Exception as exc:  # noqa: BLE001 - any read failure is this file's, reported with its stage
+        return FileOutcome("failed", stage="read", problem=Problem.of(exc))
+    content_hash = hashlib.sha256(data).hexdigest()
+    size = len(data)
+    if task.known_hash == content_hash:
+        return FileOutcome("unchanged", content_hash, size)
+    try:
+        text = tools.decoder.decode(data)
+    except BinaryContentError:
+        return FileOutcome("binary_content", content_hash, size)
+    except Exception as exc:  # noqa: BLE001 - any decoding failure is this file's
+        return FileOutcome("failed", content_hash, size, stage="read", problem=Problem.of(exc), changed=True)
+    del data
+    try:
+        chunks, fallback = _chunk(tools, text, task.file.path, chunking)
+    except _ChunkFailed as failed:
+        return FileOutcome("failed", content_hash, size, stage="chunk", problem=failed.problem, changed=True,
+                           fallback=failed.fallback)
+    except Exception as exc:  # noqa: BLE001 - the one-chunk path (our own policy) failed
+        return FileOutcome("failed", content_hash, size, stage="chunk", problem=Problem.of(exc), changed=True)
+    if not chunks:
+        return FileOutcome("empty", content_hash, size, fallback=fallback)
+    return FileOutcome("chunked", content_hash, size, chunks=chunks, fallback=fallback)
+
+
+def _chunk(tools: FileTools, text: str, path: Path, chunking: ChunkingConfig) -> tuple[list[Chunk], Problem | None]:
+    # A file is one chunk when it has at most `threshold` words and is not longer than that
+    # many words can reasonably be (a 3 MB minified file is "2 words").
+    max_chars = max(chunking.threshold, chunking.chunk_size) * MAX_CHARS_PER_WORD
+    if len(text) <= max_chars and count_words(text) <= chunking.threshold:
+        return build_chunks(text, [], kind=kind_for_path(path), overlap=0, max_chars=max_chars), None
+    try:
+        return tools.chunker.chunk(text, path), None
+    except Exception as exc:  # noqa: BLE001 - the fallback below is for any chunker failure
+        _reraise_interrupt(exc)
+        fallback = Problem.of(exc)
+    try:
+        return tools.fallback_chunker.chunk(text, path), fallback
+    except Exception as exc:
+        _reraise_interrupt(exc)
+        raise _ChunkFailed(Problem.of(exc), fallback) from exc
+
+
+# -- the run, in this process --------------------------------------------------------------------------
+
+
 class _FileFailed(Exception):
     """Carries the stage of a per-file failure up to the run loop."""
 
-    def __init__(self, stage: ErrorStage, cause: BaseException) -> None:
-        super().__init__(str(cause))
+    def __init__(self, stage: ErrorStage, problem: Problem) -> None:
+        super().__init__(problem.message)
         self.stage = stage
-        self.cause = cause
+        self.problem = problem
+
+
+_UNCHANGED = "unchanged"
+"""Plan step of a file whose size, mtime and settings match its record: skipped without reading."""
+
+_Step = FileTask | _FileFailed | str
 
 
 @dataclass
@@ -74,9 +273,17 @@ class IndexWorkspace:
     Per file: skip when size, mtime and config signature are unchanged (no read); else read and
     hash (SHA-256); skip when the hash is unchanged (the stored mtime is refreshed); else decode,
     chunk (files of at most ``threshold`` words are one chunk; a failing ``chunker`` falls back to
-    ``fallback_chunker``) and replace the file's chunks in one transaction. After the walk, indexed
+    ``fallback_chunker``) and replace the file's chunks, all-or-nothing. After the walk, indexed
     files that were not found again are pruned, except under roots that could not be read at all.
     One file's failure is recorded with its stage and the run goes on.
+
+    With ``pool`` and ``worker_tools`` (a picklable function building :class:`FileTools` in a
+    worker process), runs with at least ``parallel_min_files`` files and ``parallel_min_bytes``
+    bytes to read do the reading, decoding and chunking in ``pool``'s workers, and this process
+    stores their results in candidate order; should the pool fail (a worker died), the rest is
+    done in this process. Writes are grouped into transactions (``store.batch()``, see
+    :class:`_BatchWriter`); a file counts as indexed once its batch is committed. A store without
+    ``batch`` gets one transaction per file.
 
     Raises (from :meth:`execute`): ``IndexBusyError`` when another run holds ``lock``.
     """
@@ -91,10 +298,14 @@ class IndexWorkspace:
     lock: IndexLock
     layout: WorkspaceLayout
     clock: Callable[[], float] = time.time
+    pool: TaskPool | None = None
+    worker_tools: Callable[[], FileTools] | None = None
+    parallel_min_files: int = PARALLEL_MIN_FILES
+    parallel_min_bytes: int = PARALLEL_MIN_BYTES
 
     def execute(self, progress: ProgressSink) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
-        ``start(total)``, one ``advance`` per candidate file, and ``finish()``."""
+        ``start(total)``, one ``advance`` per candidate file, in order, and ``finish()``."""
         started = time.perf_counter()
         with self.lock.hold():
             summary = IndexSummary()
@@ -104,9 +315,7 @@ class IndexWorkspace:
             candidates, seen, unreadable = self._discover(roots, summary)
             progress.start(len(candidates))
             try:
-                for position, file in enumerate(candidates, start=1):
-                    progress.advance(position, len(candidates), file.path)
-                    self._index_file(file, signature, summary)
+                self._index_candidates(candidates, signature, summary, progress)
             finally:
                 progress.finish()
             self._prune(seen, unreadable, summary)
@@ -147,106 +356,125 @@ class IndexWorkspace:
                             error_type=item.error_type, message=item.message)
         return candidates, seen, unreadable
 
-    def _index_file(self, file: SourceFile, signature: str, summary: IndexSummary) -> None:
-        try:
-            self._index_one(file, signature, summary)
-        except _FileFailed as failed:
-            error_type = type(failed.cause).__name__
-            if isinstance(failed.cause, DecodeError):
-                error_type = "EncodingError"
-            summary.add_error(FileFailure(str(file.path), failed.stage, error_type, str(failed.cause)))
-            log.warning(
-                "file failed",
-                path=str(file.path),
-                stage=failed.stage,
-                error_type=error_type,
-                exc_info=failed.cause,
-            )
+    def _index_candidates(
+        self, candidates: list[SourceFile], signature: str, summary: IndexSummary, progress: ProgressSink
+    ) -> None:
+        """Plan every candidate (one record lookup each), then go through them in order: skip,
+        or store the outcome of :func:`process_file`, computed here or ahead in worker
+        processes."""
+        steps = [self._plan(file, signature) for file in candidates]
+        tasks = [step for step in steps if isinstance(step, FileTask)]
+        total = len(candidates)
+        batch = _BatchWriter(self.store, summary)
+        with closing(self._outcomes(tasks)) as outcomes:
+            try:
+                for position, (file, step) in enumerate(zip(candidates, steps, strict=True), start=1):
+                    progress.advance(position, total, file.path)
+                    try:
+                        if isinstance(step, FileTask):
+                            self._apply(step, next(outcomes), signature, summary, batch)
+                        elif isinstance(step, _FileFailed):
+                            raise step
+                        else:
+                            summary.add_skip("unchanged")
+                    except _FileFailed as failed:
+                        _record_failure(summary, file.path, failed)
+                    batch.file_done()
+            finally:
+                batch.close()
 
-    def _index_one(self, file: SourceFile, signature: str, summary: IndexSummary) -> None:
+    def _plan(self, file: SourceFile, signature: str) -> _Step:
         try:
             existing = self.store.get_file(file.path)
-        except Exception as exc:
-            raise _FileFailed("store", exc) from exc
+        except Exception as exc:  # noqa: BLE001 - a store failure of this file, reported at its turn
+            return _FileFailed("store", Problem.of(exc))
         same_signature = existing is not None and existing.config_signature == signature
         if same_signature and existing.size == file.size and existing.mtime_ns == file.mtime_ns:
-            summary.add_skip("unchanged")
-            return
+            return _UNCHANGED
+        return FileTask(file, indexed=existing is not None, known_hash=existing.content_hash if same_signature else None)
 
-        try:
-            data = self.source.read_bytes(file)
-        except FileNotFoundError as exc:
-            raise _FileFailed("discover", exc) from exc
-        except Exception as exc:
-            raise _FileFailed("read", exc) from exc
-        content_hash = hashlib.sha256(data).hexdigest()
+    def _outcomes(self, tasks: list[FileTask]) -> Iterator[FileOutcome]:
+        """The outcome of every task, in order: from the pool when there are enough tasks, and
+        from this process for the rest should the pool fail."""
+        work = partial(process_file, chunking=self.config.chunking)
+        done = 0
+        if self._parallel(tasks):
+            assert self.pool is not None and self.worker_tools is not None
+            results = self.pool.map_ordered(work, self.worker_tools, tasks)
+            try:
+                while True:
+                    try:
+                        outcome = next(results)
+                    except StopIteration:
+                        return
+                    except Exception as exc:  # the pool failed; KeyboardInterrupt goes through
+                        problem = Problem.of(exc)
+                        log.warning("worker processes failed, indexing the rest in this process",
+                                    error_type=problem.error_type, files_left=len(tasks) - done,
+                                    exc_info=problem.exception)
+                        break
+                    done += 1
+                    yield outcome
+            finally:
+                close = getattr(results, "close", None)
+                if close is not None:
+                    close()
+        tools = FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker)
+        for task in islice(tasks, done, None):
+            yield work(tools, task)
+
+    def _parallel(self, tasks: list[FileTask]) -> bool:
+        return (
+            self.pool is not None
+            and self.worker_tools is not None
+            and len(tasks) >= self.parallel_min_files
+            and sum(task.file.size for task in tasks) >= self.parallel_min_bytes
+        )
+
+    def _apply(
+        self, task: FileTask, outcome: FileOutcome, signature: str, summary: IndexSummary, batch: _BatchWriter
+    ) -> None:
+        file = task.file
+        if outcome.fallback is not None:
+            log.warning("chunker failed, using the default chunker", path=str(file.path),
+                        error_type=outcome.fallback.error_type, exc_info=outcome.fallback.exception)
+        if outcome.status == "failed":
+            assert outcome.stage is not None and outcome.problem is not None
+            if outcome.changed:
+                self._forget(task, batch)
+            raise _FileFailed(outcome.stage, outcome.problem)
+        if outcome.status in ("binary_content", "empty"):
+            self._forget(task, batch)
+            summary.add_skip(outcome.status)
+            return
         record = FileRecord(
             path=file.path,
             root=file.root,
-            content_hash=content_hash,
+            content_hash=outcome.content_hash,
             config_signature=signature,
-            size=len(data),
+            size=outcome.size,
             mtime_ns=file.mtime_ns,
             modified_at=utc_iso(file.mtime_ns),
             indexed_at=utc_iso(self.clock()),
         )
-        if same_signature and existing.content_hash == content_hash:
-            self._store(lambda: self.store.touch_file(record))
+        if outcome.status == "unchanged":
+            self._store(batch, lambda: self.store.touch_file(record))
             summary.add_skip("unchanged")
             return
+        self._store(batch, lambda: self.store.replace_file(record, outcome.chunks))
+        batch.stored(file.path, outcome.chunks)
 
-        # From here on the file is known to have changed: if it cannot be decoded or chunked,
-        # its old chunks go, since their text and line ranges no longer match the file.
-        try:
-            text = self.decoder.decode(data)
-            del data
-            chunks = self._chunk(text, file.path)
-        except BinaryContentError:
-            self._forget(file.path)
-            summary.add_skip("binary_content")
-            return
-        except _FileFailed:
-            self._forget(file.path)
-            raise
-        except Exception as exc:
-            self._forget(file.path)
-            raise _FileFailed("read", exc) from exc
-        if not chunks:
-            self._forget(file.path)
-            summary.add_skip("empty")
-            return
-        self._store(lambda: self.store.replace_file(record, chunks))
-        summary.files_indexed += 1
-        summary.chunks_created += len(chunks)
-
-    def _forget(self, path: Path) -> None:
-        self._store(lambda: self.store.delete_files([path]))
-
-    def _chunk(self, text: str, path: Path) -> list[Chunk]:
-        # A file is one chunk when it has at most `threshold` words and is not longer than that
-        # many words can reasonably be (a 3 MB minified file is "2 words").
-        chunking = self.config.chunking
-        max_chars = max(chunking.threshold, chunking.chunk_size) * MAX_CHARS_PER_WORD
-        if len(text) <= max_chars and count_words(text) <= chunking.threshold:
-            return build_chunks(text, [], kind=kind_for_path(path), overlap=0, max_chars=max_chars)
-        try:
-            return self.chunker.chunk(text, path)
-        except Exception as exc:
-            _reraise_interrupt(exc)
-            log.warning("chunker failed, using the default chunker", path=str(path),
-                        error_type=type(exc).__name__, exc_info=exc)
-        try:
-            return self.fallback_chunker.chunk(text, path)
-        except Exception as exc:
-            _reraise_interrupt(exc)
-            raise _FileFailed("chunk", exc) from exc
+    def _forget(self, task: FileTask, batch: _BatchWriter) -> None:
+        if task.indexed:
+            self._store(batch, lambda: self.store.delete_files([task.file.path]))
 
     @staticmethod
-    def _store(operation: Callable[[], object]) -> None:
+    def _store(batch: _BatchWriter, operation: Callable[[], object]) -> None:
+        batch.begin()
         try:
             operation()
         except Exception as exc:
-            raise _FileFailed("store", exc) from exc
+            raise _FileFailed("store", Problem.of(exc)) from exc
 
     def _prune(self, seen: set[Path], unreadable: set[Path], summary: IndexSummary) -> None:
         stale = [
@@ -258,3 +486,77 @@ class IndexWorkspace:
         ]
         if stale:
             summary.files_pruned = self.store.delete_files(stale)
+
+
+def _record_failure(summary: IndexSummary, path: Path, failed: _FileFailed) -> None:
+    summary.add_error(FileFailure(str(path), failed.stage, failed.problem.error_type, failed.problem.message))
+    log.warning("file failed", path=str(path), stage=failed.stage, error_type=failed.problem.error_type,
+                exc_info=failed.problem.exception)
+
+
+class _BatchWriter:
+    """Groups the store's writes into transactions (``store.batch()``) of up to
+    :data:`BATCH_MAX_FILES` files, :data:`BATCH_MAX_CHARS` characters or :data:`BATCH_MAX_SECONDS`.
+    A stored file is counted in the summary once its batch is committed; if the commit fails,
+    each file of the batch is reported as a store failure (none of them is in the index, so the
+    next run redoes them). :meth:`close` commits too when the run ends by an exception (Ctrl-C):
+    every write in the batch is whole."""
+
+    def __init__(self, store: IndexStore, summary: IndexSummary) -> None:
+        self._factory: Callable[[], AbstractContextManager[None]] | None = getattr(store, "batch", None)
+        self._summary = summary
+        self._open: AbstractContextManager[None] | None = None
+        self._opened_at = 0.0
+        self._files = 0
+        self._chars = 0
+        self._pending: list[tuple[Path, int]] = []
+
+    def begin(self) -> None:
+        """Before a write: open a batch unless one is open (if it cannot be opened, the write
+        goes alone and reports its own error)."""
+        if self._open is not None or self._factory is None:
+            return
+        context = self._factory()
+        try:
+            context.__enter__()
+        except Exception:  # noqa: BLE001 - the write that follows fails with the same cause
+            return
+        self._open, self._opened_at, self._files, self._chars = context, time.monotonic(), 0, 0
+
+    def stored(self, path: Path, chunks: Sequence[Chunk]) -> None:
+        if self._open is None:
+            self._count(len(chunks))
+        else:
+            self._pending.append((path, len(chunks)))
+            self._chars += sum(len(chunk.content) for chunk in chunks)
+
+    def file_done(self) -> None:
+        if self._open is None:
+            return
+        self._files += 1
+        if (
+            self._files >= BATCH_MAX_FILES
+            or self._chars >= BATCH_MAX_CHARS
+            or time.monotonic() - self._opened_at >= BATCH_MAX_SECONDS
+        ):
+            self.close()
+
+    def close(self) -> None:
+        """Commit the open batch, if any."""
+        context, self._open = self._open, None
+        pending, self._pending = self._pending, []
+        if context is None:
+            return
+        try:
+            context.__exit__(None, None, None)
+        except Exception as exc:  # noqa: BLE001 - each file of the batch is reported as a store failure
+            failed = _FileFailed("store", Problem.of(exc))
+            for path, _ in pending:
+                _record_failure(self._summary, path, failed)
+            return
+        for _, chunks in pending:
+            self._count(chunks)
+
+    def _count(self, chunks: int) -> None:
+        self._summary.files_indexed += 1
+        self._summary.chunks_created += chunks

@@ -6,10 +6,10 @@ in ``tests/contract`` runs each port against its fake and its real adapters.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.model import (
@@ -23,6 +23,10 @@ from hermes_workspace.domain.model import (
     StoreStatus,
 )
 from hermes_workspace.domain.query import Query
+
+S = TypeVar("S")
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @runtime_checkable
@@ -104,6 +108,22 @@ class IndexStore(Protocol):
         """Remove files and their chunks; returns how many were indexed."""
         ...
 
+    def batch(self) -> AbstractContextManager[None]:
+        """A context that groups the writes made inside it (``replace_file``, ``touch_file``,
+        ``delete_files``) into one transaction, committed when the context exits normally and
+        rolled back whole when it exits by an exception. Each write inside stays all-or-nothing
+        on its own: one that raises leaves nothing behind and the writes before it stay in the
+        batch. Records read through this store (``get_file``, ``file_records``) show the batch's
+        writes at once, ``search`` may not before the commit; a concurrent search sees them only
+        after the commit, each file whole. Nested batches join the outermost one.
+
+        Raises:
+            StoreError: on entry (the write lock could not be had), or on exit (the commit
+                failed, or the transaction was lost to an earlier failure: nothing of the batch
+                is stored then).
+        """
+        ...
+
     def search(
         self,
         query: Query,
@@ -124,6 +144,33 @@ class IndexStore(Protocol):
 
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
+        ...
+
+
+@runtime_checkable
+class TaskPool(Protocol):
+    """Runs one function over a stream of items in worker processes, for the CPU-bound part of
+    indexing (read, decode, chunk); results come back in item order, to a single consumer."""
+
+    @property
+    def workers(self) -> int:
+        """How many items are worked on at once (>= 1)."""
+        ...
+
+    def map_ordered(self, fn: Callable[[S, T], R], setup: Callable[[], S], items: Iterable[T]) -> Iterator[R]:
+        """``fn(state, item)`` for each of ``items``, yielded in the order of ``items``, where
+        ``state = setup()`` is built once per worker (so workers build their own adapters).
+        ``fn``, ``setup``, the items and the results may cross a process boundary: they must be
+        picklable (module-level functions, ``functools.partial`` of them, plain data).
+
+        Items are pulled lazily and at most a bounded number (a small multiple of
+        :attr:`workers`) are in flight, so memory does not grow with the stream. Closing the
+        iterator early (or an exception in the consumer) cancels the pending work.
+
+        Raises (from the iterator): an exception ``fn`` raised for an item, at that item; any
+        other exception when the pool itself fails (a worker died, processes cannot be
+        started): the results yielded before it are valid, the rest was not computed.
+        """
         ...
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from dependency_injector import providers
 
 from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
-from hermes_workspace.container import Container, build_container
+from hermes_workspace.container import Container, build_container, make_index_pool
 from hermes_workspace.domain.errors import UsageError
 from hermes_workspace.domain.model import IndexSummary, Root, SearchHit, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
@@ -105,9 +105,14 @@ class Workspace:
         """Remove an added root. Raises ``RootNotConfiguredError`` or ``UsageError`` (primary)."""
         return self._container.remove_root().execute(os.fspath(path))
 
-    def index(self, *, progress: ProgressCallback | ProgressSink | None = None) -> IndexSummary:
+    def index(
+        self, *, progress: ProgressCallback | ProgressSink | None = None, workers: int | None = None
+    ) -> IndexSummary:
         """Index every root; returns the summary. ``progress`` is a callback
-        ``(position, total, path)`` or a :class:`ProgressSink`.
+        ``(position, total, path)`` or a :class:`ProgressSink`. ``workers``: processes that read
+        and chunk in parallel (2 or more starts a process pool; a script that passes it must
+        guard its entry point with ``if __name__ == "__main__":``, as any multiprocessing user
+        must); ``None`` means ``$HERMES_INDEX_WORKERS``, else 1 (in-process).
 
         Raises:
             MissingExtraError: the ``workspace`` extra (chonkie) is not installed.
@@ -121,7 +126,10 @@ class Workspace:
             sink = CallbackProgressSink(progress)
         else:
             sink = progress  # type: ignore[assignment]
-        return self._container.index_workspace().execute(sink)
+        if workers is None or self._container.index_pool.overridden:
+            return self._container.index_workspace().execute(sink)
+        with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
+            return self._container.index_workspace().execute(sink)
 
     def search(
         self,

@@ -109,8 +109,17 @@ def roots_remove(path: str, /) -> _Output:
 
 
 @app.command(name="index")
-def index_command() -> _Output:
-    """Index every root: new and changed files are chunked, unchanged ones skipped, deleted ones pruned."""
+def index_command(*, workers: int | None = None) -> _Output:
+    """Index every root: new and changed files are chunked, unchanged ones skipped, deleted ones pruned.
+
+    Parameters
+    ----------
+    workers
+        Processes that read and chunk in parallel (1: none); default $HERMES_INDEX_WORKERS,
+        else one per CPU (at most 4).
+    """
+    from hermes_workspace.container import auto_index_workers, index_workers
+
     from rich.console import Console
 
     from hermes_workspace.adapters.memory import NullProgressSink
@@ -118,7 +127,7 @@ def index_command() -> _Output:
 
     progress = NullProgressSink() if _options.quiet else RichProgressSink(Console(stderr=True))
     with _workspace() as ws:
-        summary = ws.index(progress=progress)
+        summary = ws.index(progress=progress, workers=workers or index_workers(default=auto_index_workers()))
     return _Output(summary.to_json(), lambda con: _human_summary(con, summary))
 
 
