@@ -88,16 +88,20 @@ def test_search_path_prefix_is_made_absolute(monkeypatch: pytest.MonkeyPatch) ->
     assert sorted(str(h.path) for h in search.execute("notes", path="/w/docs")) == ["/w/docs/a.txt", "/w/docsx/b.txt"]
 
 
-def test_exact_compound_matches_come_first() -> None:
+def _store_of(texts: dict[str, str]) -> InMemoryIndexStore:
+    """A fake store holding one one-chunk file per ``path: text``."""
     store = InMemoryIndexStore()
+    store = _store_of(texts)
+    return store
+
+
+def test_exact_compound_matches_come_first() -> None:
     texts = {
         "/w/noisy.py": "read the file; read another file; read file after file, read file",
         "/w/defines.py": "def read_file(path):\n    return path",
         "/w/other.py": "unrelated words only",
     }
-    for p, text in texts.items():
-        record = FileRecord(Path(p), Path("/w"), "h", "s", len(text), 1, "t", "t")
-        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 3, "code")])
+    store = _store_of(texts)
     plain = store.search(parse_query("read_file"))
     assert [h.path.name for h in plain] == ["noisy.py", "defines.py"]
     search = SearchWorkspace(store, default_limit=20)
@@ -106,15 +110,12 @@ def test_exact_compound_matches_come_first() -> None:
 
 
 def test_exact_compound_match_respects_word_boundaries() -> None:
-    store = InMemoryIndexStore()
     texts = {
         "/w/thread.py": "thread_file read file read file read file",
         "/w/files.py": "_read_files read file read file read file",
         "/w/defines.py": "def read_file(path):",
     }
-    for p, text in texts.items():
-        record = FileRecord(Path(p), Path("/w"), "h", "s", len(text), 1, "t", "t")
-        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 3, "code")])
+    store = _store_of(texts)
     assert SearchWorkspace(store, default_limit=20).execute("read_file")[0].path.name == "defines.py"
 
 
