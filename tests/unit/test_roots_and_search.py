@@ -91,7 +91,9 @@ def test_search_path_prefix_is_made_absolute(monkeypatch: pytest.MonkeyPatch) ->
 def _store_of(texts: dict[str, str]) -> InMemoryIndexStore:
     """A fake store holding one one-chunk file per ``path: text``."""
     store = InMemoryIndexStore()
-    store = _store_of(texts)
+    for p, text in texts.items():
+        record = FileRecord(Path(p), Path("/w"), "h", "s", len(text), 1, "t", "t")
+        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 3, "code")])
     return store
 
 
