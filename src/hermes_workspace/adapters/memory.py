@@ -18,7 +18,13 @@ from pathlib import Path
 from hermes_workspace.domain.chunking import build_chunks
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.constants import BINARY_SUFFIXES
-from hermes_workspace.domain.errors import BinaryContentError, DecodeError, IndexBusyError, StoreError
+from hermes_workspace.domain.errors import (
+    BinaryContentError,
+    DecodeError,
+    IndexBusyError,
+    RerankTimeoutError,
+    StoreError,
+)
 from hermes_workspace.domain.model import (
     Chunk,
     DiscoveryProblem,
@@ -30,6 +36,15 @@ from hermes_workspace.domain.model import (
     StoreStatus,
 )
 from hermes_workspace.domain.query import Compound, Query, split_words
+from hermes_workspace.domain.semantic import (
+    EmbeddingJob,
+    Vector,
+    VectorStatus,
+    cosine,
+    embedding_input,
+    embedding_key,
+    unit,
+)
 from hermes_workspace.domain.text_normalization import normalize_for_search
 
 
@@ -394,3 +409,219 @@ class CallbackProgressSink:
 
     def finish(self) -> None:
         pass
+
+
+class HashEmbedder:
+    """A :class:`~hermes_workspace.domain.ports.Embedder` without a model: each word (case-folded,
+    crudely stemmed by dropping a trailing ``s``) is hashed to a few of ``dimensions`` slots and a
+    text's vector is the unit-length sum, so texts sharing words are near. ``synonyms`` maps a
+    word to another whose slots it takes (``{"undo": "rollback"}``), to test paraphrase recall.
+
+    ``coverage`` is the share of letters that are ASCII (an "English-only model"). Counters:
+    ``documents_embedded`` (texts passed to :meth:`embed_documents`), ``queries_embedded``.
+    ``fail`` (an exception) is raised by every embed call while set, after nothing was done.
+    """
+
+    def __init__(
+        self,
+        *,
+        dimensions: int = 64,
+        name: str = "hash",
+        synonyms: dict[str, str] | None = None,
+        max_input_tokens: int = 256,
+    ) -> None:
+        self._dimensions = dimensions
+        self.name = name
+        self.synonyms = dict(synonyms or {})
+        self._max_input_tokens = max_input_tokens
+        self.documents_embedded = 0
+        self.queries_embedded = 0
+        self.calls: list[list[str]] = []
+        self.fail: Exception | None = None
+
+    @property
+    def signature(self) -> str:
+        return f"hash:{self.name}:{self._dimensions}"
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    @property
+    def max_input_tokens(self) -> int:
+        return self._max_input_tokens
+
+    def _vector(self, text: str) -> Vector:
+        import hashlib
+
+        values = [0.0] * self._dimensions
+        for word in split_words(text.casefold()):
+            word = self.synonyms.get(word, word)
+            if len(word) > 3 and word.endswith("s"):
+                word = word[:-1]
+            digest = hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=9).digest()
+            for i in range(0, 9, 3):
+                slot = int.from_bytes(digest[i : i + 2], "little") % self._dimensions
+                values[slot] += 1.0 if digest[i + 2] % 2 else -1.0
+        return unit(values)
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        if self.fail is not None:
+            raise self.fail
+        self.calls.append(list(texts))
+        self.documents_embedded += len(texts)
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> Vector:
+        if self.fail is not None:
+            raise self.fail
+        self.queries_embedded += 1
+        return self._vector(text)
+
+    def coverage(self, text: str) -> float:
+        letters = [ch for ch in text if ch.isalpha()]
+        if not letters:
+            return 1.0
+        return sum(1 for ch in letters if ch.isascii()) / len(letters)
+
+
+class InMemoryVectorIndex:
+    """A :class:`~hermes_workspace.domain.ports.VectorIndex` over the chunks of an
+    :class:`InMemoryIndexStore`, with exact cosine search. A chunk is identified by its file,
+    index and content, so a replaced chunk is pending again, as in the SQLite index."""
+
+    def __init__(self, store: InMemoryIndexStore) -> None:
+        self.store = store
+        self.signature: str | None = None
+        self.dimensions: int | None = None
+        self.vectors: dict[str, Vector] = {}
+        self._attached: dict[tuple[Path, int, str], str | None] = {}
+        self._ids: dict[tuple[Path, int, str], int] = {}
+        self._by_id: dict[int, tuple[Path, int, str]] = {}
+
+    def _chunks(self) -> Iterator[tuple[FileRecord, Chunk, tuple[Path, int, str]]]:
+        for record, chunks in list(self.store.files.values()):
+            for chunk in chunks:
+                yield record, chunk, (record.path, chunk.index, chunk.content)
+
+    def _id(self, ident: tuple[Path, int, str]) -> int:
+        if ident not in self._ids:
+            self._ids[ident] = len(self._ids) + 1
+            self._by_id[self._ids[ident]] = ident
+        return self._ids[ident]
+
+    def prepare(self, signature: str, dimensions: int) -> bool:
+        if self.signature == signature and self.dimensions == dimensions:
+            return False
+        dropped = self.signature is not None
+        self.signature, self.dimensions = signature, dimensions
+        self.vectors.clear()
+        self._attached.clear()
+        return dropped
+
+    def pending(self, limit: int) -> list[EmbeddingJob]:
+        jobs = []
+        for _, chunk, ident in self._chunks():
+            if ident in self._attached:
+                continue
+            text = embedding_input(chunk.section, chunk.content)
+            jobs.append(EmbeddingJob(chunk_id=self._id(ident), text=text, key=embedding_key(text)))
+            if len(jobs) >= limit:
+                break
+        return jobs
+
+    def attach_known(self, jobs: Sequence[EmbeddingJob]) -> list[EmbeddingJob]:
+        rest = []
+        for job in jobs:
+            if job.key in self.vectors:
+                self._attached[self._by_id[job.chunk_id]] = job.key
+            else:
+                rest.append(job)
+        return rest
+
+    def add(self, items: Sequence[tuple[EmbeddingJob, Vector | None]]) -> None:
+        for _, vector in items:
+            if vector is not None and len(vector) != self.dimensions:
+                raise StoreError(f"vector of {len(vector)} dimensions, the index holds {self.dimensions}")
+        for job, vector in items:
+            if vector is not None:
+                self.vectors[job.key] = vector
+                self._attached[self._by_id[job.chunk_id]] = job.key
+            else:
+                self._attached[self._by_id[job.chunk_id]] = None
+
+    def search(
+        self, vector: Vector, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
+    ) -> list[SearchHit]:
+        scored = []
+        for record, chunk, ident in self._chunks():
+            key = self._attached.get(ident)
+            if key is None or not _matches_filters(str(record.path), path_prefix, glob):
+                continue
+            scored.append((cosine(vector, self.vectors[key]), record, chunk))
+        scored.sort(key=lambda t: (-t[0], str(t[1].path), t[2].index))
+        return [
+            SearchHit(
+                path=record.path,
+                line_start=chunk.line_start,
+                line_end=chunk.line_end,
+                section=chunk.section,
+                chunk_index=chunk.index,
+                score=score,
+                tokens=chunk.tokens,
+                modified=record.modified_at,
+                content=chunk.content,
+            )
+            for score, record, chunk in scored[: max(1, limit)]
+        ]
+
+    def prune(self) -> int:
+        live = {ident for *_, ident in self._chunks()}
+        for ident in [i for i in self._attached if i not in live]:
+            del self._attached[ident]
+        used = {key for key in self._attached.values() if key is not None}
+        unused = [key for key in self.vectors if key not in used]
+        for key in unused:
+            del self.vectors[key]
+        return len(unused)
+
+    def status(self) -> VectorStatus:
+        live = [ident for *_, ident in self._chunks()]
+        embedded = sum(1 for i in live if self._attached.get(i) is not None)
+        unreadable = sum(1 for i in live if i in self._attached and self._attached[i] is None)
+        return VectorStatus(
+            chunks=len(live),
+            embedded=embedded,
+            unreadable=unreadable,
+            pending=len(live) - embedded - unreadable,
+            vectors=len(self.vectors),
+            signature=self.signature,
+        )
+
+
+class ScriptedReranker:
+    """A :class:`~hermes_workspace.domain.ports.Reranker` that scores a hit by how many times
+    ``favourite`` occurs in its content (case-insensitive), after sleeping ``delay`` seconds; it
+    raises :class:`RerankTimeoutError` if the deadline passed meanwhile, or ``fail`` if set."""
+
+    def __init__(self, favourite: str = "", *, delay: float = 0.0, fail: Exception | None = None) -> None:
+        self.favourite = favourite.casefold()
+        self.delay = delay
+        self.fail = fail
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return f"scripted:{self.favourite}"
+
+    def rerank(self, query: str, hits: Sequence[SearchHit], *, deadline: float) -> list[float]:
+        import time
+
+        self.calls += 1
+        if self.fail is not None:
+            raise self.fail
+        if self.delay:
+            time.sleep(self.delay)
+        if time.monotonic() > deadline:
+            raise RerankTimeoutError("the scripted reranker missed its deadline")
+        return [float(h.content.casefold().count(self.favourite)) if self.favourite else 0.0 for h in hits]

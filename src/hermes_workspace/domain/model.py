@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any, Literal
 
 ChunkKind = Literal["markdown", "code", "text"]
@@ -117,8 +118,16 @@ class FileRecord:
 class SearchHit:
     """A ranked search result. Field names are a public JSON contract (seed 000).
 
-    ``score`` is a relevance score, higher is better (BM25 as computed by the store, sign flipped
-    from SQLite's convention so that all scores in the project sort the same way).
+    ``score`` is a relevance score, higher is better: BM25 as computed by the store (sign flipped
+    from SQLite's convention so that all scores in the project sort the same way) in keyword
+    mode, the cosine similarity in semantic mode, the RRF score in hybrid mode, the reranker's
+    score after reranking.
+
+    How a hit was found, set in semantic and hybrid modes only (``None`` otherwise, and then left
+    out of the JSON, so keyword results look as they always did): ``keyword_rank`` and
+    ``semantic_rank`` (1-based rank among each retriever's candidates, ``None`` when that
+    retriever did not return it), ``similarity`` (cosine, -1..1), ``fused_score`` (RRF) and
+    ``rerank_score``.
     """
 
     path: Path
@@ -130,14 +139,75 @@ class SearchHit:
     tokens: int
     modified: str
     content: str
+    keyword_rank: int | None = None
+    semantic_rank: int | None = None
+    similarity: float | None = None
+    fused_score: float | None = None
+    rerank_score: float | None = None
+
+    @property
+    def key(self) -> tuple[Path, int]:
+        """``(path, chunk_index)``: the chunk this hit is, the same whichever retriever found it."""
+        return (self.path, self.chunk_index)
 
     def to_json(self) -> dict[str, Any]:
         """The flat JSON object of seed 000: path, line_start, line_end, section, chunk_index,
-        score, tokens, modified, content."""
+        score, tokens, modified, content; plus the provenance fields that are set."""
         data = asdict(self)
         data["path"] = str(self.path)
         data["score"] = round(self.score, 6)
+        for name in _PROVENANCE:
+            if data[name] is None:
+                del data[name]
+            elif isinstance(data[name], float):
+                data[name] = round(data[name], 6)
         return data
+
+
+_PROVENANCE = ("keyword_rank", "semantic_rank", "similarity", "fused_score", "rerank_score")
+
+
+class SearchResults(list[SearchHit]):
+    """The hits of one search (a ``list``, best first) and how they were produced.
+
+    ``mode``: the mode that ran (``keyword``, ``semantic``, ``hybrid``); ``requested_mode``: the
+    one asked for (``hybrid`` falls back to ``keyword`` when the semantic side cannot help);
+    ``semantic_status``: see :data:`~hermes_workspace.domain.semantic.SemanticStatus`;
+    ``fusion``: the RRF weights used, or ``None``; ``reranker``: the reranker that ordered the
+    hits, or ``None``; ``notes``: human sentences on fallbacks (empty when nothing fell back).
+    """
+
+    def __init__(
+        self,
+        hits: Iterable[SearchHit] = (),
+        *,
+        mode: str = "keyword",
+        requested_mode: str | None = None,
+        semantic_status: str = "disabled",
+        fusion: dict[str, Any] | None = None,
+        reranker: str | None = None,
+        notes: Iterable[str] = (),
+    ) -> None:
+        super().__init__(hits)
+        self.mode = mode
+        self.requested_mode = requested_mode or mode
+        self.semantic_status = semantic_status
+        self.fusion = fusion
+        self.reranker = reranker
+        self.notes = list(notes)
+
+    def envelope(self) -> dict[str, Any]:
+        """``{"mode", "requested_mode", "semantic_status", "fusion", "reranker", "notes",
+        "hits": [hit JSON...]}``: the response object of ``search --envelope``."""
+        return {
+            "mode": self.mode,
+            "requested_mode": self.requested_mode,
+            "semantic_status": self.semantic_status,
+            "fusion": self.fusion,
+            "reranker": self.reranker,
+            "notes": list(self.notes),
+            "hits": [hit.to_json() for hit in self],
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from hermes_workspace.domain.model import (
     StoreStatus,
 )
 from hermes_workspace.domain.query import Query
+from hermes_workspace.domain.semantic import EmbeddingJob, Vector, VectorStatus
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -144,6 +145,136 @@ class IndexStore(Protocol):
 
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts -> unit-length float32 vectors (:data:`~hermes_workspace.domain.semantic.Vector`).
+
+    Adapters load their model lazily, on the first call that needs it, so building one is cheap
+    and a keyword search never pays for it.
+    """
+
+    @property
+    def signature(self) -> str:
+        """Provider, model identity (name and a digest of its files, or the remote model name),
+        dimensions and input handling; stored with the vectors, and a change re-embeds every
+        chunk (and only re-embeds: files are not re-chunked)."""
+        ...
+
+    @property
+    def dimensions(self) -> int:
+        """Length of every vector (may load the model to find out).
+
+        Raises:
+            EmbedderUnavailableError: the model cannot be loaded."""
+        ...
+
+    @property
+    def max_input_tokens(self) -> int:
+        """Model tokens (word pieces) read per window; longer texts are embedded in windows of
+        this size whose vectors are averaged (never silently cut to the first window)."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        """One vector per text, in order. Texts longer than :attr:`max_input_tokens` are split
+        into overlapping windows and represented by the token-weighted mean of the window vectors
+        (:func:`~hermes_workspace.domain.semantic.mean_of_unit_vectors`).
+
+        Raises:
+            EmbedderUnavailableError: the model or endpoint cannot be used (missing extra or
+                model, network error, bad answer); nothing is half-done.
+            ConsentRequiredError: a remote endpoint without the user's consent; nothing was sent.
+        """
+        ...
+
+    def embed_query(self, text: str) -> Vector:
+        """The vector of a search query (models with a query prefix apply it here). Raises as
+        :meth:`embed_documents`."""
+        ...
+
+    def coverage(self, text: str) -> float:
+        """0..1: how much of ``text`` the model's vocabulary reads
+        (:func:`~hermes_workspace.domain.semantic.letter_coverage`); 1.0 for models that do not
+        expose a tokenizer (remote ones). Cheap: no model call."""
+        ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Vectors of the chunks of an :class:`IndexStore`, and nearest-neighbour search over them.
+
+    Vectors are stored once per distinct :attr:`EmbeddingJob.key` and attached to every chunk
+    with that key; a chunk replaced or deleted in the store loses its attachment with it.
+    """
+
+    def prepare(self, signature: str, dimensions: int) -> bool:
+        """Make the index hold vectors of this embedder. If it holds vectors of another
+        signature (or dimensions), drop them all and return True (every chunk becomes pending);
+        else return False.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        ...
+
+    def pending(self, limit: int) -> list[EmbeddingJob]:
+        """Up to ``limit`` chunks with no vector and not marked unreadable, in a stable order."""
+        ...
+
+    def attach_known(self, jobs: Sequence[EmbeddingJob]) -> list[EmbeddingJob]:
+        """Attach the stored vector to each job whose ``key`` already has one; return the other
+        jobs (which need the embedder)."""
+        ...
+
+    def add(self, items: Sequence[tuple[EmbeddingJob, Vector | None]]) -> None:
+        """Store each job's vector under its key and attach it to the chunk, in one transaction;
+        ``None`` marks the chunk unreadable by this model (never pending again until the
+        signature changes or the chunk is replaced).
+
+        Raises:
+            StoreError: the database failed, or a vector has the wrong dimensions.
+        """
+        ...
+
+    def search(
+        self, vector: Vector, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
+    ) -> list[SearchHit]:
+        """The ``limit`` chunks whose vectors are nearest to ``vector`` (cosine), best first, as
+        hits whose ``score`` is the cosine similarity. ``path_prefix`` and ``glob`` mean what they
+        mean for :meth:`IndexStore.search` and filter before the top-k cut (exact search, no
+        candidates are lost to a filter). Empty when no vector is stored."""
+        ...
+
+    def prune(self) -> int:
+        """Delete vectors no chunk uses any more; returns how many."""
+        ...
+
+    def status(self) -> VectorStatus:
+        """Counts for ``semantic_status`` (see :class:`VectorStatus`)."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Reorders a short list of candidate hits for a query (second-stage ranking)."""
+
+    @property
+    def name(self) -> str:
+        """Provider and model, reported with reranked results."""
+        ...
+
+    def rerank(self, query: str, hits: Sequence[SearchHit], *, deadline: float) -> list[float]:
+        """One relevance score per hit (higher is better), in the order of ``hits``.
+        ``deadline`` is a :func:`time.monotonic` instant: an adapter that cannot finish by then
+        raises :class:`~hermes_workspace.domain.errors.RerankTimeoutError` (the caller keeps the
+        fused order).
+
+        Raises:
+            RerankTimeoutError: the deadline passed.
+            RerankerUnavailableError: the model cannot be loaded or run.
+        """
         ...
 
 
