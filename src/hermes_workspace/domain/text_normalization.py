@@ -140,12 +140,18 @@ def has_arabic_script(text: str) -> bool:
 def normalize_for_search(text: str) -> str:
     """``text`` as keyword search should see it (rules in the module docstring).
 
-    Pure and idempotent (``f(f(x)) == f(x)``); returns ``text`` itself when it has no Arabic-script
-    character. Normalizing a text and normalizing each word of it separately give the same words,
+    Pure and idempotent (``f(f(x)) == f(x)``); returns ``text`` itself when it is ASCII, its NFC
+    form when it has no Arabic-script character (so a decomposed ``a`` + U+0301 in a file and a
+    composed ``á`` in a query are one word, whether normalized whole or word by word). Normalizing a text and normalizing each word of it separately give the same words,
     so an index can apply it to whole chunks and a query compiler to single words. The result is
     for matching only: it may be shorter than ``text`` and its offsets do not map back.
     """
-    if not has_arabic_script(text):
+    if text.isascii():
         return text
-    text = unicodedata.normalize("NFC", text).translate(_TABLE)
+    text = unicodedata.normalize("NFC", text)
+    if _ARABIC_SCRIPT.search(text) is None:
+        return text
+    # NFC again after the marks are gone: a Latin letter and its accent that an Arabic mark kept
+    # apart compose only now ("a" U+064B U+0301 -> "á"), and f(f(x)) must equal f(x).
+    text = unicodedata.normalize("NFC", text.translate(_TABLE))
     return _ARTICLE.sub("", text)
