@@ -1,14 +1,26 @@
-"""Use case: free-text search over the index (seed 000 "Search")."""
+"""Use case: free-text search over the index: keyword (seed 000 "Search"), semantic and hybrid (seed 001)."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
 
-from hermes_workspace.domain.model import SearchHit
-from hermes_workspace.domain.ports import IndexStore
-from hermes_workspace.domain.query import Compound, parse_query
+from hermes_workspace.domain.errors import (
+    ConsentRequiredError,
+    EmbedderUnavailableError,
+    RerankTimeoutError,
+    UsageError,
+    WorkspaceError,
+)
+from hermes_workspace.domain.fusion import DEFAULT_RRF_K, FusionWeights, fusion_weights, reciprocal_rank_fusion
+from hermes_workspace.domain.model import SearchHit, SearchResults
+from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
+from hermes_workspace.domain.query import Compound, Query, parse_query
+from hermes_workspace.domain.semantic import SEARCH_MODES, SemanticStatus
 
 MAX_LIMIT = 10_000
 """Largest number of hits one search returns; larger ``limit`` values are cut to it."""
@@ -17,18 +29,55 @@ EXACT_CANDIDATES = 50
 """Candidates fetched when a query holds a compound, among which exact matches are moved up."""
 
 
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """How semantic and hybrid searches gather and fuse candidates (``knowledgebase.retriever``
+    and ``knowledgebase.reranker``): candidates per retriever, the RRF constant, how many fused
+    hits the reranker reorders and its deadline in milliseconds."""
+
+    default_mode: str = "keyword"
+    sparse_top_k: int = 40
+    dense_top_k: int = 40
+    rrf_k: int = DEFAULT_RRF_K
+    rerank_top_n: int = 20
+    rerank_deadline_ms: int = 2_000
+
+
+@dataclass
+class SemanticSide:
+    """The dense retriever of a workspace: its ``embedder`` and a function opening its vector
+    index (which may raise :class:`EmbedderUnavailableError`, e.g. without the extra). ``status``
+    overrides what the index would report (``consent_required`` for a remote embedder the user
+    has not agreed to, checked before anything is opened)."""
+
+    embedder: Embedder
+    open_vectors: Callable[[], VectorIndex]
+    status: SemanticStatus | None = None
+
+
 @dataclass
 class SearchWorkspace:
-    """Normalizes the text into a query and asks the store for ranked hits.
+    """Free text -> ranked hits, by keyword (BM25), semantic (nearest vectors) or hybrid search.
 
-    Identifiers typed whole (``read_file``, ``hermes-agent``) get one ranking rule on top of the
-    store's BM25: among the best ``max(limit, 50)`` candidates, hits whose content contains the
-    compound exactly as typed (case-insensitive) come first, in BM25 order. BM25 alone ranks a
-    chunk that says "read" and "file" many times above the one that defines ``read_file``.
+    Keyword: the store's BM25, with one rule on top for identifiers typed whole (``read_file``,
+    ``hermes-agent``): among the best ``max(limit, 50)`` candidates, hits whose content contains
+    the compound exactly as typed (case-insensitive) come first, in their order. BM25 alone ranks
+    a chunk that says "read" and "file" many times above the one that defines ``read_file``.
+
+    Hybrid: the best ``sparse_top_k`` BM25 candidates and the ``dense_top_k`` nearest chunks are
+    fused with weighted Reciprocal Rank Fusion (:mod:`hermes_workspace.domain.fusion`; weights per
+    query: a query the model cannot read is keyword-only, an identifier leans to keywords, prose
+    to vectors), then the identifier rule, then the optional reranker. Whatever the semantic side
+    cannot do (no embedder, no vectors yet, model missing, no consent) falls back to keyword
+    search and says so in the response's ``semantic_status`` and ``notes``; it never fails the
+    search.
     """
 
     store: IndexStore
     default_limit: int
+    semantic: SemanticSide | None = None
+    reranker: Reranker | None = None
+    settings: RetrievalSettings = field(default_factory=RetrievalSettings)
 
     def execute(
         self,
@@ -37,12 +86,14 @@ class SearchWorkspace:
         path: str | None = None,
         glob: str | None = None,
         limit: int | None = None,
-    ) -> list[SearchHit]:
-        """Hits, best first.
+        mode: str | None = None,
+    ) -> SearchResults:
+        """Hits, best first, as :class:`SearchResults` (a list with ``mode``,
+        ``semantic_status``, ``fusion``, ``reranker`` and ``notes``).
 
         Args:
             text: free text; operators and punctuation are ordinary characters. Text with no word
-                of two or more characters gives ``[]``.
+                of two or more characters gives no hits.
             path: keep hits whose absolute path starts with this (``~`` expanded; a relative
                 path is taken from the current directory; an existing path has its symlinks
                 resolved, as roots do; a trailing ``/`` is kept).
@@ -51,21 +102,229 @@ class SearchWorkspace:
                 starts with ``/`` or ``*``.
             limit: at most this many hits; ``None`` means ``default_limit``; values below 1
                 become 1 (seed 000 hardening P2), values above :data:`MAX_LIMIT` become it.
+            mode: ``keyword``, ``semantic`` or ``hybrid``; ``None`` means the configured default.
 
         Raises:
+            UsageError: an unknown ``mode``.
             IndexNotFoundError: the workspace was never indexed.
             StoreError: the database failed.
         """
+        mode = mode or self.settings.default_mode
+        if mode not in SEARCH_MODES:
+            raise UsageError(
+                f"unknown search mode {mode!r}", hint=f"Use one of: {', '.join(SEARCH_MODES)}."
+            )
         query = parse_query(text)
-        if query.is_empty:
-            return []
         limit = min(MAX_LIMIT, self.default_limit if limit is None else max(1, limit))
-        literals = [g.literal.casefold() for g in query.groups if isinstance(g, Compound) and g.literal]
+        prefix, pattern = _absolute_prefix(path), _glob(glob)
+        if mode == "keyword":
+            status = self._status_only()
+            hits = [] if query.is_empty else self._keyword(query, prefix, pattern, limit)
+            return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status)
+        return self._semantic_or_hybrid(text, query, prefix, pattern, limit, mode)
+
+    # -- keyword ---------------------------------------------------------------------------
+
+    def _keyword(self, query: Query, prefix: str | None, pattern: str | None, limit: int) -> list[SearchHit]:
+        literals = _literals(query)
         fetch = max(limit, EXACT_CANDIDATES) if literals else limit
-        hits = self.store.search(query, path_prefix=_absolute_prefix(path), glob=_glob(glob), limit=fetch)
+        return self.store.search(query, path_prefix=prefix, glob=pattern, limit=fetch)
+
+    # -- semantic and hybrid ---------------------------------------------------------------
+
+    def _semantic_or_hybrid(
+        self, text: str, query: Query, prefix: str | None, pattern: str | None, limit: int, mode: str
+    ) -> SearchResults:
+        notes: list[str] = []
+        side = self.semantic
+        if query.is_empty:
+            return self._finish(text, query, [], limit, mode=mode, requested=mode, status=self._status_only())
+        if side is None:
+            notes.append("no embedder is configured (knowledgebase.embedder.provider: none): keyword search only")
+            return self._fallback(text, query, prefix, pattern, limit, mode, "disabled", notes)
+        if side.status is not None:
+            notes.append(_STATUS_NOTES.get(side.status, side.status))
+            return self._fallback(text, query, prefix, pattern, limit, mode, side.status, notes)
+        vectors: VectorIndex | None = None
+        try:
+            vectors = side.open_vectors()
+            stored = vectors.status()
+            status: SemanticStatus = stored.semantic_status()
+            if stored.signature is None or stored.embedded == 0:
+                notes.append("no chunk has a vector yet: run `hermes-workspace index`; keyword search only")
+                return self._fallback(text, query, prefix, pattern, limit, mode, "indexing", notes)
+            if stored.signature != side.embedder.signature:
+                notes.append(
+                    "the stored vectors were made by another embedder than the configured one: "
+                    "run `hermes-workspace index` to re-embed; keyword search only"
+                )
+                return self._fallback(text, query, prefix, pattern, limit, mode, "unavailable", notes)
+            if status == "partial":
+                notes.append(
+                    f"{stored.pending} of {stored.chunks} chunks have no vector yet (run `hermes-workspace index`): "
+                    "semantic hits come from the others"
+                )
+            weights = fusion_weights(query, side.embedder.coverage(text))
+            if weights.semantic == 0:
+                notes.append("the embedding model does not read the query's language: keyword search only")
+                return self._fallback(text, query, prefix, pattern, limit, mode, status, notes, fusion=weights)
+            vector = side.embedder.embed_query(text)
+            dense = vectors.search(vector, path_prefix=prefix, glob=pattern, limit=max(limit, self.settings.dense_top_k))
+        except ConsentRequiredError as exc:
+            notes.append(exc.message)
+            return self._fallback(text, query, prefix, pattern, limit, mode, "consent_required", notes)
+        except EmbedderUnavailableError as exc:
+            notes.append(f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+            return self._fallback(text, query, prefix, pattern, limit, mode, "unavailable", notes)
+        finally:
+            close = getattr(vectors, "close", None)
+            if close is not None:
+                close()
+
+        if mode == "semantic":
+            hits = [
+                replace(hit, semantic_rank=rank, similarity=hit.score)
+                for rank, hit in enumerate(dense, start=1)
+            ]
+            return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes)
+
+        sparse = self.store.search(query, path_prefix=prefix, glob=pattern, limit=max(limit, self.settings.sparse_top_k))
+        hits = fuse(sparse, dense, weights, self.settings.rrf_k)
+        return self._finish(
+            text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes, fusion=weights
+        )
+
+    def _fallback(
+        self,
+        text: str,
+        query: Query,
+        prefix: str | None,
+        pattern: str | None,
+        limit: int,
+        requested: str,
+        status: SemanticStatus,
+        notes: list[str],
+        fusion: FusionWeights | None = None,
+    ) -> SearchResults:
+        hits = self._keyword(query, prefix, pattern, limit)
+        if requested == "hybrid" and fusion is not None:
+            hits = fuse(hits, [], fusion, self.settings.rrf_k)
+        return self._finish(
+            text, query, hits, limit, mode="keyword", requested=requested, status=status, notes=notes, fusion=fusion
+        )
+
+    def _status_only(self) -> SemanticStatus:
+        """The semantic status reported by a keyword search (cheap: counts only)."""
+        side = self.semantic
+        if side is None:
+            return "disabled"
+        if side.status is not None:
+            return side.status
+        vectors: VectorIndex | None = None
+        try:
+            vectors = side.open_vectors()
+            stored = vectors.status()
+            if stored.signature is not None and stored.signature != side.embedder.signature:
+                return "unavailable"
+            return stored.semantic_status() if stored.signature is not None else "indexing"
+        except WorkspaceError:
+            return "unavailable"
+        finally:
+            close = getattr(vectors, "close", None)
+            if close is not None:
+                close()
+
+    # -- common tail -----------------------------------------------------------------------
+
+    def _finish(
+        self,
+        text: str,
+        query: Query,
+        hits: list[SearchHit],
+        limit: int,
+        *,
+        mode: str,
+        requested: str,
+        status: SemanticStatus,
+        notes: Sequence[str] = (),
+        fusion: FusionWeights | None = None,
+    ) -> SearchResults:
+        notes = list(notes)
+        literals = _literals(query)
         if literals:
             hits = _exact_first(hits, literals)
-        return hits[:limit]
+        reranked_by = None
+        if self.reranker is not None and hits:
+            hits, reranked_by = self._rerank(text, hits, notes)
+        return SearchResults(
+            hits[:limit],
+            mode=mode,
+            requested_mode=requested,
+            semantic_status=status,
+            fusion=fusion.to_json() if fusion is not None else None,
+            reranker=reranked_by,
+            notes=notes,
+        )
+
+    def _rerank(self, text: str, hits: list[SearchHit], notes: list[str]) -> tuple[list[SearchHit], str | None]:
+        assert self.reranker is not None
+        head, tail = hits[: self.settings.rerank_top_n], hits[self.settings.rerank_top_n :]
+        deadline = time.monotonic() + self.settings.rerank_deadline_ms / 1000
+        try:
+            scores = self.reranker.rerank(text, head, deadline=deadline)
+        except RerankTimeoutError:
+            notes.append(f"the reranker missed its {self.settings.rerank_deadline_ms} ms deadline: fused order kept")
+            return hits, None
+        except WorkspaceError as exc:
+            notes.append(f"the reranker failed ({exc.message}): fused order kept")
+            return hits, None
+        if len(scores) != len(head) or not all(math.isfinite(s) for s in scores):
+            notes.append("the reranker returned unusable scores: fused order kept")
+            return hits, None
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        reranked = [replace(head[i], score=float(scores[i]), rerank_score=float(scores[i])) for i in order]
+        return reranked + tail, self.reranker.name
+
+
+_STATUS_NOTES: dict[str, str] = {
+    "consent_required": (
+        "the configured embedder sends text to a remote service and has no consent "
+        "(knowledgebase.embedder.consent): nothing was sent; keyword search only"
+    ),
+    "unavailable": "the configured embedder cannot run: keyword search only",
+}
+
+
+def fuse(sparse: Sequence[SearchHit], dense: Sequence[SearchHit], weights: FusionWeights, rrf_k: int) -> list[SearchHit]:
+    """Weighted RRF of keyword hits and semantic hits (each best first) into hybrid hits, best
+    first: ``score`` and ``fused_score`` are the RRF score, ``keyword_rank``/``semantic_rank``
+    the 1-based ranks in each list (``None`` where absent), ``similarity`` the cosine of a hit the
+    semantic side found. A retriever of weight 0 contributes nothing."""
+    by_key: dict[Hashable, SearchHit] = {}
+    similarity: dict[Hashable, float] = {}
+    for hit in dense:
+        by_key.setdefault(hit.key, hit)
+        similarity.setdefault(hit.key, hit.score)
+    for hit in sparse:
+        by_key[hit.key] = hit  # the keyword hit carries the same chunk; either copy will do
+    fused = reciprocal_rank_fusion(
+        [[h.key for h in sparse], [h.key for h in dense]], [weights.keyword, weights.semantic], rrf_k
+    )
+    return [
+        replace(
+            by_key[f.key],
+            score=f.score,
+            fused_score=f.score,
+            keyword_rank=f.ranks[0],
+            semantic_rank=f.ranks[1],
+            similarity=similarity.get(f.key),
+        )
+        for f in fused
+    ]
+
+
+def _literals(query: Query) -> list[str]:
+    return [g.literal.casefold() for g in query.groups if isinstance(g, Compound) and g.literal]
 
 
 def _glob(pattern: str | None) -> str | None:

@@ -1,0 +1,181 @@
+"""Use case: give every indexed chunk a vector of the configured embedder (the dense half of hybrid
+search). Runs after the keyword pass of ``index``, so keyword search is complete and usable while
+vectors are computed, and an interrupted run keeps every batch it finished.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from hermes_workspace.domain.errors import ConsentRequiredError, EmbedderUnavailableError, WorkspaceError
+from hermes_workspace.domain.ports import Embedder, ProgressSink, VectorIndex
+from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, EmbeddingJob, SemanticStatus, Vector
+
+log = structlog.get_logger("hermes_workspace.embed")
+
+PAGE_BATCHES = 8
+"""Pending chunks fetched per round, in embedder batches: large enough to deduplicate identical
+chunks within a round, small enough that an interrupted run loses little."""
+
+
+@dataclass(slots=True)
+class EmbeddingReport:
+    """What an embedding pass did. Counts are chunks: ``embedded`` got a new vector from the
+    model, ``reused`` the stored vector of an identical chunk, ``unreadable`` none because the
+    model does not read their language; ``pending`` are still without a vector afterwards.
+    ``reembedded`` is True when the embedder's signature changed and every old vector was dropped.
+    ``status`` is the ``semantic_status`` after the pass; ``error`` the ``{"code", "message",
+    "hint"}`` of the failure that stopped it, if any. ``seconds`` is wall time."""
+
+    status: SemanticStatus
+    signature: str | None = None
+    embedded: int = 0
+    reused: int = 0
+    unreadable: int = 0
+    pending: int = 0
+    reembedded: bool = False
+    seconds: float = 0.0
+    error: dict[str, Any] | None = None
+    vectors_pruned: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"status", "signature", "embedded", "reused", "unreadable", "pending", "reembedded",
+        "vectors_pruned", "seconds", "error"}``."""
+        return {
+            "status": self.status,
+            "signature": self.signature,
+            "embedded": self.embedded,
+            "reused": self.reused,
+            "unreadable": self.unreadable,
+            "pending": self.pending,
+            "reembedded": self.reembedded,
+            "vectors_pruned": self.vectors_pruned,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+        }
+
+
+@dataclass
+class EmbedChunks:
+    """Embeds the chunks that have no vector, ``batch_size`` texts per model call.
+
+    Identical chunk texts (same :func:`~hermes_workspace.domain.semantic.embedding_key`) are
+    embedded once; chunks whose text the model does not read (coverage below
+    :data:`~hermes_workspace.domain.semantic.COVERAGE_THRESHOLD`) are marked unreadable instead
+    of filling the index with noise. ``open_vectors`` opens the vector index (it may raise
+    :class:`EmbedderUnavailableError` when the extra is missing); it is closed afterwards when it
+    has a ``close`` method.
+
+    A failing embedder stops the pass (the report says why; what was stored stays); Ctrl-C
+    propagates after the finished batches were stored.
+    """
+
+    embedder: Embedder
+    open_vectors: Callable[[], VectorIndex]
+    batch_size: int = 32
+    on_batch: Callable[[int, int], object] | None = field(default=None, repr=False)
+
+    def execute(self, progress: ProgressSink | None = None) -> EmbeddingReport:
+        """Run the pass; returns the report. ``progress`` gets ``start(pending chunks)``, an
+        ``advance`` per batch (position = chunks done) and ``finish()``."""
+        started = time.perf_counter()
+        report = EmbeddingReport(status="indexing")
+        vectors: VectorIndex | None = None
+        try:
+            vectors = self.open_vectors()
+            report.signature = self.embedder.signature
+            report.reembedded = vectors.prepare(report.signature, self.embedder.dimensions)
+            total = vectors.status().pending
+            if progress is not None:
+                _stage(progress, "Embedding")
+                progress.start(total)
+            try:
+                self._embed_all(vectors, report, progress, total)
+            finally:
+                if progress is not None:
+                    progress.finish()
+            report.vectors_pruned = vectors.prune()
+            status = vectors.status()
+            report.pending = status.pending
+            report.status = status.semantic_status()
+        except ConsentRequiredError as exc:
+            report.status = "consent_required"
+            report.error = exc.to_json()
+        except EmbedderUnavailableError as exc:
+            report.status = "unavailable"
+            report.error = exc.to_json()
+            if vectors is not None:
+                report.pending = _pending(vectors)
+        except WorkspaceError as exc:
+            report.status = "unavailable"
+            report.error = exc.to_json()
+        finally:
+            close = getattr(vectors, "close", None)
+            if close is not None:
+                close()
+            report.seconds = time.perf_counter() - started
+        log.info("embedding finished", **report.to_json())
+        return report
+
+    def _embed_all(
+        self, vectors: VectorIndex, report: EmbeddingReport, progress: ProgressSink | None, total: int
+    ) -> None:
+        done = 0
+        size = max(1, self.batch_size)
+        while True:
+            jobs = vectors.pending(size * PAGE_BATCHES)
+            if not jobs:
+                return
+            fresh = vectors.attach_known(jobs)
+            report.reused += len(jobs) - len(fresh)
+            done += len(jobs) - len(fresh)
+            readable: list[EmbeddingJob] = []
+            unreadable: list[tuple[EmbeddingJob, Vector | None]] = []
+            for job in fresh:
+                if self.embedder.coverage(job.text) < COVERAGE_THRESHOLD:
+                    unreadable.append((job, None))
+                else:
+                    readable.append(job)
+            if unreadable:
+                vectors.add(unreadable)
+                report.unreadable += len(unreadable)
+                done += len(unreadable)
+            # One model call per distinct text; duplicates within the round reuse its vector.
+            by_key: dict[str, list[EmbeddingJob]] = {}
+            for job in readable:
+                by_key.setdefault(job.key, []).append(job)
+            keys = list(by_key)
+            for start in range(0, len(keys), size):
+                batch_keys = keys[start : start + size]
+                embedded = self.embedder.embed_documents([by_key[k][0].text for k in batch_keys])
+                items = [(job, vector) for k, vector in zip(batch_keys, embedded) for job in by_key[k]]
+                vectors.add(items)
+                report.embedded += len(batch_keys)
+                report.reused += len(items) - len(batch_keys)
+                done += len(items)
+                if progress is not None:
+                    progress.advance(min(done, total) or 1, max(total, done), Path(f"{done} of {total} chunks"))
+                if self.on_batch is not None:
+                    self.on_batch(done, total)
+            if progress is not None and not readable:
+                progress.advance(min(done, total) or 1, max(total, done), Path(f"{done} of {total} chunks"))
+
+
+def _stage(progress: ProgressSink, label: str) -> None:
+    # Optional on sinks (see ProgressSink): older implementations simply do not label stages.
+    stage = getattr(progress, "stage", None)
+    if callable(stage):
+        stage(label)
+
+
+def _pending(vectors: VectorIndex) -> int:
+    try:
+        return vectors.status().pending
+    except WorkspaceError:
+        return 0
