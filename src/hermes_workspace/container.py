@@ -22,11 +22,13 @@ from hermes_workspace.adapters.filesystem_source import FilesystemSource
 from hermes_workspace.adapters.process_pool import ProcessTaskPool, available_cpus
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
+from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.indexing import FileTools, IndexWorkspace
 from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
-from hermes_workspace.application.search import SearchWorkspace
+from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
 from hermes_workspace.domain import constants as c
-from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
+from hermes_workspace.domain.ports import Embedder, Reranker, VectorIndex
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -120,6 +122,97 @@ def _worker_tools(settings: WorkspaceConfig, *adapters: providers.Provider) -> C
     return partial(build_worker_tools, settings.max_file_bytes, settings.chunking.chunk_size, settings.chunking.overlap)
 
 
+MODELS_DIRNAME = "models"
+"""``HERMES_HOME/models``: files derived from models (the ONNX export of a local model)."""
+
+
+def make_embedder(config: EmbedderConfig, home: Path) -> Embedder | None:
+    """The embedder ``knowledgebase.embedder`` asks for, or ``None`` for provider ``none``.
+    Adapters are imported here, not at the top, so keyword-only runs never import them, and they
+    load their models lazily: building one costs nothing."""
+    if config.provider == "none":
+        return None
+    if config.provider == "onnx":
+        from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
+
+        return OnnxEmbedder(config.model, cache_dir=home / MODELS_DIRNAME, batch_size=config.batch_size)
+    if config.provider == "sentence-transformers":
+        from hermes_workspace.adapters.sentence_transformers_embedder import SentenceTransformersEmbedder
+
+        return SentenceTransformersEmbedder(config.model, batch_size=config.batch_size)
+    if config.provider == "model2vec":
+        from hermes_workspace.adapters.model2vec_embedder import Model2VecEmbedder
+
+        return Model2VecEmbedder(config.model, batch_size=config.batch_size)
+    from hermes_workspace.adapters.openai_embedder import OpenAICompatibleEmbedder
+
+    return OpenAICompatibleEmbedder(
+        config.base_url,
+        config.model,
+        api_key_env=config.api_key_env,
+        dimensions=config.dimensions,
+        timeout_s=config.timeout_s,
+        batch_size=config.batch_size,
+        consent=config.consent,
+    )
+
+
+def make_reranker(config: RerankerConfig) -> Reranker | None:
+    """The reranker ``knowledgebase.reranker`` asks for, or ``None``."""
+    if config.provider == "none":
+        return None
+    if config.provider == "heuristic":
+        from hermes_workspace.adapters.heuristic_reranker import HeuristicReranker
+
+        return HeuristicReranker()
+    from hermes_workspace.adapters.cross_encoder_reranker import CrossEncoderReranker
+
+    return CrossEncoderReranker(config.model)
+
+
+def _open_vector_index(path: Path, readonly: bool) -> VectorIndex:
+    from hermes_workspace.adapters.sqlite_vec_index import SqliteVecIndex
+
+    return SqliteVecIndex(path, readonly=readonly)
+
+
+def vector_index_opener(path: Path, readonly: bool = False) -> Callable[[], VectorIndex]:
+    """A function opening the sqlite-vec index in the index file (raises
+    ``EmbedderUnavailableError`` when sqlite-vec is not installed)."""
+    return partial(_open_vector_index, path, readonly)
+
+
+def _semantic_side(
+    settings: WorkspaceConfig, embedder: Embedder | None, open_vectors: Callable[[], VectorIndex]
+) -> SemanticSide | None:
+    if embedder is None:
+        return None
+    status = "consent_required" if not settings.embedder.consented else None
+    return SemanticSide(embedder=embedder, open_vectors=open_vectors, status=status)
+
+
+def _embedding(
+    settings: WorkspaceConfig, embedder: Embedder | None, open_vectors: Callable[[], VectorIndex]
+) -> EmbedChunks | None:
+    if embedder is None:
+        return None
+    return EmbedChunks(embedder=embedder, open_vectors=open_vectors, batch_size=settings.embedder.batch_size)
+
+
+def _retrieval_settings(config: WorkspaceConfig, embedder: Embedder | None) -> RetrievalSettings:
+    mode = config.retriever.mode
+    if mode == "auto":  # an embedder given to the API counts as configured
+        mode = "hybrid" if embedder is not None else "keyword"
+    return RetrievalSettings(
+        default_mode=mode,
+        sparse_top_k=config.retriever.sparse_top_k,
+        dense_top_k=config.retriever.dense_top_k,
+        rrf_k=config.retriever.rrf_k,
+        rerank_top_n=config.reranker.top_n,
+        rerank_deadline_ms=config.reranker.deadline_ms,
+    )
+
+
 class Container(containers.DeclarativeContainer):
     """Providers: ``home`` (a :class:`Path`, required), adapters as singletons, use cases as
     factories. ``config`` reloads the file on every use; ``settings`` is the first load, used to
@@ -162,6 +255,17 @@ class Container(containers.DeclarativeContainer):
     worker_tools = providers.Callable(
         _worker_tools, settings, file_source.provider, decoder.provider, chunker.provider, fallback_chunker.provider
     )
+    # Dense retrieval (knowledgebase.embedder / retriever / reranker): `embedder` is None when
+    # the provider is none; the vector index lives in the same SQLite file as the keyword index.
+    embedder = providers.Singleton(make_embedder, config=settings.provided.embedder, home=home)
+    reranker = providers.Singleton(make_reranker, config=settings.provided.reranker)
+    vector_index = providers.Callable(vector_index_opener, path=index_path)
+    search_vector_index = providers.Callable(vector_index_opener, path=index_path, readonly=True)
+    embedding = providers.Factory(_embedding, settings=settings, embedder=embedder, open_vectors=vector_index)
+    semantic_side = providers.Factory(
+        _semantic_side, settings=settings, embedder=embedder, open_vectors=search_vector_index
+    )
+
     index_workspace = providers.Factory(
         IndexWorkspace,
         config=config,
@@ -175,9 +279,15 @@ class Container(containers.DeclarativeContainer):
         layout=layout,
         pool=index_pool,
         worker_tools=worker_tools,
+        embedding=embedding,
     )
     search_workspace = providers.Factory(
-        SearchWorkspace, store=search_store, default_limit=config.provided.default_limit
+        SearchWorkspace,
+        store=search_store,
+        default_limit=config.provided.default_limit,
+        semantic=semantic_side,
+        reranker=reranker,
+        settings=providers.Callable(_retrieval_settings, config, embedder),
     )
     list_roots = providers.Factory(ListRoots, config=config_repository, home=home)
     add_root = providers.Factory(AddRoot, config=config_repository, home=home)

@@ -19,12 +19,17 @@ class RichProgressSink:
         self.console = console or Console(stderr=True)
         self._progress: Progress | None = None
         self._task: int | None = None
+        self._label = "Indexing"
+
+    def stage(self, label: str) -> None:
+        """Name the next ``start``..``finish`` run (``Indexing``, then ``Embedding``)."""
+        self._label = label
 
     def start(self, total: int) -> None:
         if not self.console.is_terminal:
             return
         self._progress = Progress(
-            TextColumn("Indexing [{task.fields[position]}/{task.total}]"),
+            TextColumn(self._label.replace("[", "\\[") + " [{task.fields[position]}/{task.total}]"),
             BarColumn(),
             TimeElapsedColumn(),
             TextColumn("{task.description}", style="dim"),

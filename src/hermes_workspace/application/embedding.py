@@ -9,56 +9,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import structlog
 
 from hermes_workspace.domain.errors import ConsentRequiredError, EmbedderUnavailableError, WorkspaceError
 from hermes_workspace.domain.ports import Embedder, ProgressSink, VectorIndex
-from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, EmbeddingJob, SemanticStatus, Vector
+from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, EmbeddingJob, EmbeddingReport, Vector
 
 log = structlog.get_logger("hermes_workspace.embed")
 
 PAGE_BATCHES = 8
 """Pending chunks fetched per round, in embedder batches: large enough to deduplicate identical
 chunks within a round, small enough that an interrupted run loses little."""
-
-
-@dataclass(slots=True)
-class EmbeddingReport:
-    """What an embedding pass did. Counts are chunks: ``embedded`` got a new vector from the
-    model, ``reused`` the stored vector of an identical chunk, ``unreadable`` none because the
-    model does not read their language; ``pending`` are still without a vector afterwards.
-    ``reembedded`` is True when the embedder's signature changed and every old vector was dropped.
-    ``status`` is the ``semantic_status`` after the pass; ``error`` the ``{"code", "message",
-    "hint"}`` of the failure that stopped it, if any. ``seconds`` is wall time."""
-
-    status: SemanticStatus
-    signature: str | None = None
-    embedded: int = 0
-    reused: int = 0
-    unreadable: int = 0
-    pending: int = 0
-    reembedded: bool = False
-    seconds: float = 0.0
-    error: dict[str, Any] | None = None
-    vectors_pruned: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"status", "signature", "embedded", "reused", "unreadable", "pending", "reembedded",
-        "vectors_pruned", "seconds", "error"}``."""
-        return {
-            "status": self.status,
-            "signature": self.signature,
-            "embedded": self.embedded,
-            "reused": self.reused,
-            "unreadable": self.unreadable,
-            "pending": self.pending,
-            "reembedded": self.reembedded,
-            "vectors_pruned": self.vectors_pruned,
-            "seconds": round(self.seconds, 3),
-            "error": self.error,
-        }
 
 
 @dataclass

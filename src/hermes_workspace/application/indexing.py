@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import structlog
 
+from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME, MAX_CHARS_PER_WORD
@@ -302,10 +303,12 @@ class IndexWorkspace:
     worker_tools: Callable[[], FileTools] | None = None
     parallel_min_files: int = PARALLEL_MIN_FILES
     parallel_min_bytes: int = PARALLEL_MIN_BYTES
+    embedding: EmbedChunks | None = None
 
     def execute(self, progress: ProgressSink) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
-        ``start(total)``, one ``advance`` per candidate file, in order, and ``finish()``."""
+        ``start(total)``, one ``advance`` per candidate file, in order, and ``finish()``; then,
+        with ``embedding``, the same for the chunks that get vectors (``summary.semantic``)."""
         started = time.perf_counter()
         with self.lock.hold():
             summary = IndexSummary()
@@ -319,6 +322,8 @@ class IndexWorkspace:
             finally:
                 progress.finish()
             self._prune(seen, unreadable, summary)
+            if self.embedding is not None:
+                summary.semantic = self.embedding.execute(progress)
         summary.duration_seconds = time.perf_counter() - started
         log.info("index finished", **{k: v for k, v in summary.to_json().items() if k != "errors"})
         return summary

@@ -20,7 +20,7 @@ from hermes_workspace.domain.fusion import DEFAULT_RRF_K, FusionWeights, fusion_
 from hermes_workspace.domain.model import SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
-from hermes_workspace.domain.semantic import SEARCH_MODES, SemanticStatus
+from hermes_workspace.domain.semantic import SEARCH_MODES, SemanticStatus, VectorStatus
 
 MAX_LIMIT = 10_000
 """Largest number of hits one search returns; larger ``limit`` values are cut to it."""
@@ -215,20 +215,27 @@ class SearchWorkspace:
 
     def _status_only(self) -> SemanticStatus:
         """The semantic status reported by a keyword search (cheap: counts only)."""
+        return self.semantic_status()[0]
+
+    def semantic_status(self) -> tuple[SemanticStatus, VectorStatus | None, str | None]:
+        """``(status, vector counts or None, note or None)`` without embedding anything: what a
+        semantic or hybrid search could use right now (``status`` shows it)."""
         side = self.semantic
         if side is None:
-            return "disabled"
+            return "disabled", None, None
         if side.status is not None:
-            return side.status
+            return side.status, None, _STATUS_NOTES.get(side.status)
         vectors: VectorIndex | None = None
         try:
             vectors = side.open_vectors()
             stored = vectors.status()
-            if stored.signature is not None and stored.signature != side.embedder.signature:
-                return "unavailable"
-            return stored.semantic_status() if stored.signature is not None else "indexing"
-        except WorkspaceError:
-            return "unavailable"
+            if stored.signature is None:
+                return "indexing", stored, "no chunk has a vector yet: run `hermes-workspace index`"
+            if stored.signature != side.embedder.signature:
+                return "unavailable", stored, "the stored vectors were made by another embedder: run `hermes-workspace index`"
+            return stored.semantic_status(), stored, None
+        except WorkspaceError as exc:
+            return "unavailable", None, exc.message
         finally:
             close = getattr(vectors, "close", None)
             if close is not None:

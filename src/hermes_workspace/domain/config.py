@@ -78,6 +78,16 @@ class EmbedderConfig:
         return self.provider != "none"
 
     @property
+    def model_name(self) -> str | None:
+        """``model``, or the provider's default (:data:`DEFAULT_LOCAL_MODEL` for the local
+        transformer providers); ``None`` without an embedder."""
+        if not self.enabled:
+            return None
+        if self.model:
+            return self.model
+        return DEFAULT_LOCAL_MODEL if self.provider in ("onnx", "sentence-transformers") else None
+
+    @property
     def remote(self) -> bool:
         """True for providers that send text off this machine."""
         return self.provider == "openai"

@@ -15,6 +15,8 @@ from pathlib import Path
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from hermes_workspace.domain.semantic import EmbeddingReport
+
 ChunkKind = Literal["markdown", "code", "text"]
 """Which chunking path produced a chunk: heading-aware markdown, syntax-tree code, or paragraphs."""
 
@@ -127,7 +129,8 @@ class SearchHit:
     out of the JSON, so keyword results look as they always did): ``keyword_rank`` and
     ``semantic_rank`` (1-based rank among each retriever's candidates, ``None`` when that
     retriever did not return it), ``similarity`` (cosine, -1..1), ``fused_score`` (RRF) and
-    ``rerank_score``.
+    ``rerank_score``. In the JSON they are all present (``null`` where unset) as soon as one is
+    set, all absent otherwise.
     """
 
     path: Path
@@ -156,10 +159,12 @@ class SearchHit:
         data = asdict(self)
         data["path"] = str(self.path)
         data["score"] = round(self.score, 6)
-        for name in _PROVENANCE:
-            if data[name] is None:
+        if all(data[name] is None for name in _PROVENANCE):
+            for name in _PROVENANCE:
                 del data[name]
-            elif isinstance(data[name], float):
+            return data
+        for name in _PROVENANCE:
+            if isinstance(data[name], float):
                 data[name] = round(data[name], 6)
         return data
 
@@ -245,6 +250,7 @@ class IndexSummary:
     errors: list[FileFailure] = field(default_factory=list)
     errors_truncated: bool = False
     skipped: dict[str, int] = field(default_factory=dict)
+    semantic: EmbeddingReport | None = None
 
     def add_error(self, failure: FileFailure) -> None:
         """Count a failure; keep it in ``errors`` while fewer than 50 are kept."""
@@ -260,7 +266,8 @@ class IndexSummary:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def to_json(self) -> dict[str, Any]:
-        """The seed 000 summary object, plus ``skipped`` (a breakdown by reason)."""
+        """The seed 000 summary object, plus ``skipped`` (a breakdown by reason) and, when an
+        embedder is configured, ``semantic`` (the embedding pass, see :class:`EmbeddingReport`)."""
         return {
             "files_indexed": self.files_indexed,
             "files_skipped": self.files_skipped,
@@ -271,6 +278,7 @@ class IndexSummary:
             "errors": [e.to_json() for e in self.errors],
             "errors_truncated": self.errors_truncated,
             "skipped": dict(sorted(self.skipped.items())),
+            **({"semantic": self.semantic.to_json()} if self.semantic is not None else {}),
         }
 
 

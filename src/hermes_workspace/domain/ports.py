@@ -324,7 +324,10 @@ class ConfigRepository(Protocol):
 
 @runtime_checkable
 class ProgressSink(Protocol):
-    """Receives per-file progress of an index run."""
+    """Receives per-file progress of an index run, then per-batch progress of its embedding pass
+    (``path`` then names the count done, e.g. ``120 of 9662 chunks``). A sink may also have
+    ``stage(label: str)``, called before the embedding pass's ``start`` with ``"Embedding"``; it
+    is optional, so sinks written before it keep working."""
 
     def start(self, total: int) -> None:
         """The run will look at ``total`` candidate files."""

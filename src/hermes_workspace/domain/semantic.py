@@ -11,7 +11,7 @@ import math
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Vector = array
 """A float32 vector (``array('f')``), unit length. The standard library's ``array`` keeps numpy
@@ -186,3 +186,40 @@ def letter_coverage(text: str, pieces: Sequence[tuple[int, int]], unknown: Seque
         if n >= 2:
             read += n
     return min(1.0, read / letters)
+
+
+@dataclass(slots=True)
+class EmbeddingReport:
+    """What an embedding pass did. Counts are chunks: ``embedded`` got a new vector from the
+    model, ``reused`` the stored vector of an identical chunk, ``unreadable`` none because the
+    model does not read their language; ``pending`` are still without a vector afterwards.
+    ``reembedded`` is True when the embedder's signature changed and every old vector was dropped.
+    ``status`` is the ``semantic_status`` after the pass; ``error`` the ``{"code", "message",
+    "hint"}`` of the failure that stopped it, if any. ``seconds`` is wall time."""
+
+    status: SemanticStatus
+    signature: str | None = None
+    embedded: int = 0
+    reused: int = 0
+    unreadable: int = 0
+    pending: int = 0
+    reembedded: bool = False
+    seconds: float = 0.0
+    error: dict[str, Any] | None = None
+    vectors_pruned: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"status", "signature", "embedded", "reused", "unreadable", "pending", "reembedded",
+        "vectors_pruned", "seconds", "error"}``."""
+        return {
+            "status": self.status,
+            "signature": self.signature,
+            "embedded": self.embedded,
+            "reused": self.reused,
+            "unreadable": self.unreadable,
+            "pending": self.pending,
+            "reembedded": self.reembedded,
+            "vectors_pruned": self.vectors_pruned,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+        }

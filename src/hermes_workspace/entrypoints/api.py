@@ -10,7 +10,7 @@
 
 Any adapter can be replaced when opening, by its provider name in the container
 (``store``, ``search_store``, ``chunker``, ``fallback_chunker``, ``decoder``, ``file_source``,
-``config_repository``, ``index_lock``, ``layout``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
+``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
 ``search_store`` unless that is given too.
 """
@@ -27,7 +27,7 @@ from dependency_injector import providers
 from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
 from hermes_workspace.container import Container, build_container, make_index_pool
 from hermes_workspace.domain.errors import UsageError
-from hermes_workspace.domain.model import IndexSummary, Root, SearchHit, StoreStatus
+from hermes_workspace.domain.model import IndexSummary, Root, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.entrypoints.logging_setup import configure_library_logging
 
@@ -44,6 +44,9 @@ REPLACEABLE = (
     "config_repository",
     "index_lock",
     "layout",
+    "embedder",
+    "vector_index",
+    "reranker",
 )
 
 
@@ -73,6 +76,12 @@ class Workspace:
         container = build_container(home)
         configure_library_logging(container.log_file())
         for name, adapter in adapters.items():
+            if name == "vector_index":
+                # The container opens the vector index per use; a given one is shared instead.
+                opener = providers.Object(lambda adapter=adapter: adapter)
+                container.vector_index.override(opener)
+                container.search_vector_index.override(opener)
+                continue
             getattr(container, name).override(providers.Object(adapter))
         if "store" in adapters and "search_store" not in adapters:
             container.search_store.override(providers.Object(adapters["store"]))
@@ -138,20 +147,40 @@ class Workspace:
         path: str | os.PathLike[str] | None = None,
         glob: str | None = None,
         limit: int | None = None,
-    ) -> list[SearchHit]:
-        """Ranked hits for free text; see
+        mode: str | None = None,
+    ) -> SearchResults:
+        """Ranked hits for free text, as a list of :class:`SearchHit` that also carries
+        ``mode``, ``semantic_status``, ``fusion``, ``reranker`` and ``notes``; see
         :meth:`~hermes_workspace.application.search.SearchWorkspace.execute` for the options.
+        ``mode``: ``keyword``, ``semantic`` or ``hybrid`` (default: ``knowledgebase.retriever.mode``,
+        ``auto`` = hybrid when an embedder is configured, else keyword).
 
         Raises:
             IndexNotFoundError: nothing was indexed yet.
+            UsageError: an unknown ``mode``.
         """
         return self._container.search_workspace().execute(
-            query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit
+            query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode
         )
 
     def status(self) -> StoreStatus:
         """Files, chunks and bytes on disk of the index. Raises ``IndexNotFoundError``."""
         return self._container.search_store().status()
+
+    def semantic_status(self) -> dict[str, Any]:
+        """What semantic search can do now, without embedding anything: ``{"status"`` (see
+        :data:`~hermes_workspace.domain.semantic.SemanticStatus`), ``"provider"``, ``"model"``,
+        ``"default_mode"``, ``"vectors"`` (counts, or ``None``), ``"note"}``."""
+        config = self._container.config()
+        status, vectors, note = self._container.search_workspace().semantic_status()
+        return {
+            "status": status,
+            "provider": config.embedder.provider,
+            "model": config.embedder.model_name,
+            "default_mode": config.default_mode,
+            "vectors": vectors.to_json() if vectors is not None else None,
+            "note": note,
+        }
 
     def close(self) -> None:
         """Close the database connections this object opened (idempotent)."""

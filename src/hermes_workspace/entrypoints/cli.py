@@ -128,6 +128,13 @@ def index_command(*, workers: int | None = None) -> _Output:
     progress = NullProgressSink() if _options.quiet else RichProgressSink(Console(stderr=True))
     with _workspace() as ws:
         summary = ws.index(progress=progress, workers=workers or index_workers(default=auto_index_workers()))
+    if summary.semantic is not None and summary.semantic.error is not None:
+        import structlog
+
+        error = summary.semantic.error
+        structlog.get_logger("hermes_workspace.index").warning(
+            f"keyword index updated, vectors not: {error['message']}", hint=error["hint"], code=error["code"]
+        )
     return _Output(summary.to_json(), lambda con: _human_summary(con, summary))
 
 
@@ -137,6 +144,8 @@ def search_command(
     path: str | None = None,
     glob: str | None = None,
     limit: str | None = None,
+    mode: Literal["keyword", "semantic", "hybrid"] | None = None,
+    envelope: bool = False,
 ) -> _Output:
     """Search the index with free text (operators like NOT or quotes are ordinary words).
 
@@ -150,16 +159,28 @@ def search_command(
         Only files whose name matches (e.g. '*.md'); a pattern with '/' matches the whole path.
     limit
         Maximum number of hits (default: knowledgebase.search.default_limit, 20).
+    mode
+        keyword (BM25), semantic (nearest vectors) or hybrid (both, fused); default:
+        knowledgebase.retriever.mode, which is hybrid when an embedder is configured.
+    envelope
+        Print {"mode", "semantic_status", "fusion", "reranker", "notes", "hits": [...]} instead
+        of the bare list of hits.
     """
     text = " ".join(query)
     with _workspace() as ws:
-        hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit))
-    return _Output([h.to_json() for h in hits], lambda con: _human_hits(con, hits))
+        hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit), mode=mode)
+    if hits.notes and not envelope:
+        import structlog
+
+        for note in hits.notes:
+            structlog.get_logger("hermes_workspace.search").warning(note, semantic_status=hits.semantic_status)
+    data: Any = hits.envelope() if envelope else [h.to_json() for h in hits]
+    return _Output(data, lambda con: _human_hits(con, hits))
 
 
 @app.command(name="status")
 def status_command() -> _Output:
-    """Show the index location, its files, chunks and size on disk."""
+    """Show the index location, its files, chunks and size on disk, and what semantic search can do."""
     with _workspace() as ws:
         status = ws.status()
         data = {
@@ -167,9 +188,28 @@ def status_command() -> _Output:
             "files": status.files,
             "chunks": status.chunks,
             "size_bytes": status.size_bytes,
+            "semantic": ws.semantic_status(),
         }
-    return _Output(data, lambda con: con.print(
-        f"{data['index_path']}: {status.files} files, {status.chunks} chunks, {status.size_bytes / 1e6:.1f} MB"))
+    return _Output(data, lambda con: _human_status(con, data))
+
+
+def _human_status(console: Any, data: dict[str, Any]) -> None:
+    console.print(
+        _safe(f"{data['index_path']}: {data['files']} files, {data['chunks']} chunks, {data['size_bytes'] / 1e6:.1f} MB"),
+        markup=False,
+    )
+    semantic = data["semantic"]
+    line = f"semantic: {semantic['status']} (provider {semantic['provider']}"
+    if semantic["model"]:
+        line += f", model {semantic['model']}"
+    line += f"; default mode {semantic['default_mode']})"
+    vectors = semantic["vectors"]
+    if vectors:
+        line += (f"; {vectors['embedded']} of {vectors['chunks']} chunks embedded, {vectors['pending']} pending, "
+                 f"{vectors['unreadable']} outside the model's languages")
+    console.print(_safe(line), markup=False)
+    if semantic["note"]:
+        console.print(_safe(f"note: {semantic['note']}"), markup=False)
 
 
 @app.meta.default
@@ -305,16 +345,36 @@ def _human_summary(console: Any, summary: Any) -> None:
             console.print(_safe(f"  [{e.stage}] {e.path}: {e.error_type}: {e.message}"), markup=False)
         if summary.errors_truncated:
             console.print(f"  ... and {summary.files_errored - len(summary.errors)} more (see the log file)")
+    semantic = summary.semantic
+    if semantic is not None:
+        console.print(
+            f"Vectors: {semantic.status}; {semantic.embedded} chunks embedded, {semantic.reused} reused, "
+            f"{semantic.unreadable} outside the model's languages, {semantic.pending} pending "
+            f"in {semantic.seconds:.1f}s" + (" (model changed: all re-embedded)" if semantic.reembedded else ""),
+            markup=False,
+        )
 
 
-def _human_hits(console: Any, hits: list[Any]) -> None:
+def _human_hits(console: Any, hits: Any) -> None:
+    mode = getattr(hits, "mode", "keyword")
+    if mode != "keyword" or getattr(hits, "requested_mode", mode) != mode:
+        console.print(f"[dim]{mode} search (asked: {hits.requested_mode}; semantic: {hits.semantic_status})[/dim]")
+    for note in getattr(hits, "notes", ()):
+        console.print(_safe(f"note: {note}"), style="dim", markup=False)
     if not hits:
         console.print("No results.")
         return
+    from rich.markup import escape
+
     for i, hit in enumerate(hits, start=1):
-        section = f"  {_safe(hit.section)}" if hit.section else ""
-        console.print(f"[bold]{i}. {_safe(hit.path)}:{hit.line_start}-{hit.line_end}[/bold]{section}  "
-                      f"[dim](score {hit.score:.3g})[/dim]", markup=True, highlight=False)
+        section = f"  {escape(_safe(hit.section))}" if hit.section else ""
+        found = ""
+        if hit.fused_score is not None or hit.semantic_rank is not None:
+            ranks = [f"keyword #{hit.keyword_rank}" if hit.keyword_rank else "",
+                     f"semantic #{hit.semantic_rank}" if hit.semantic_rank else ""]
+            found = " · " + ", ".join(r for r in ranks if r)
+        console.print(f"[bold]{i}. {escape(_safe(hit.path))}:{hit.line_start}-{hit.line_end}[/bold]"
+                      f"{section}  [dim](score {hit.score:.3g}{found})[/dim]", markup=True, highlight=False)
         lines = hit.content.split("\n")
         preview = lines[:4]
         for line in preview:

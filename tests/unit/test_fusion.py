@@ -1,0 +1,77 @@
+"""Weighted Reciprocal Rank Fusion and the per-query weights (domain/fusion.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_workspace.domain.fusion import (
+    LEANING_WEIGHT,
+    fusion_weights,
+    reciprocal_rank_fusion,
+)
+from hermes_workspace.domain.query import parse_query
+
+
+def test_rrf_on_hand_made_lists_gives_the_exact_order_and_scores() -> None:
+    keyword = ["a", "b", "c", "d"]
+    semantic = ["c", "e", "a"]
+    fused = reciprocal_rank_fusion([keyword, semantic], k=60)
+    # a = c = 1/61 + 1/63 (both best at rank 1: a's list comes first), b = e = 1/62 (b's list
+    # comes first), d = 1/64.
+    assert [f.key for f in fused] == ["a", "c", "b", "e", "d"]
+    assert fused[0].score == pytest.approx(1 / 61 + 1 / 63)
+    assert fused[0].ranks == (1, 3)
+    assert fused[3].ranks == (None, 2)
+    assert fused[4].score == pytest.approx(1 / 64)
+
+
+def test_rrf_weights_multiply_each_lists_contribution() -> None:
+    keyword = ["k1", "shared"]
+    semantic = ["s1", "shared"]
+    equal = [f.key for f in reciprocal_rank_fusion([keyword, semantic], [1, 1], k=0)]
+    leaning = [f.key for f in reciprocal_rank_fusion([keyword, semantic], [1, 3], k=0)]
+    # k=0 and equal weights: k1 = s1 = shared = 1; ties go to the better best rank (k1, s1: 1st;
+    # shared: 2nd), then to the earlier list (k1).
+    assert equal == ["k1", "s1", "shared"]
+    # semantic weight 3: s1 = 3, shared = 0.5 + 1.5 = 2, k1 = 1.
+    assert leaning == ["s1", "shared", "k1"]
+
+
+def test_rrf_weight_zero_leaves_a_list_out() -> None:
+    fused = reciprocal_rank_fusion([["a", "b"], ["c", "a"]], [1, 0])
+    assert [f.key for f in fused] == ["a", "b"]
+    assert fused[0].ranks == (1, None)
+
+
+def test_rrf_counts_a_repeated_key_once_at_its_best_rank() -> None:
+    fused = reciprocal_rank_fusion([["a", "b", "a"]], k=60)
+    assert [f.key for f in fused] == ["a", "b"]
+    assert fused[0].score == pytest.approx(1 / 61)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"k": -1}, "k"), ({"weights": [1]}, "one weight"), ({"weights": [1, -1]}, ">= 0")],
+)
+def test_rrf_rejects_bad_parameters(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        reciprocal_rank_fusion([["a"], ["b"]], **kwargs)
+
+
+def test_rrf_of_nothing_is_empty() -> None:
+    assert reciprocal_rank_fusion([[], []]) == []
+
+
+def test_weights_follow_the_query_kind() -> None:
+    prose = fusion_weights(parse_query("how do I undo a release"), coverage=0.95)
+    assert (prose.keyword, prose.semantic, prose.kind) == (1.0, LEANING_WEIGHT, "prose")
+    ident = fusion_weights(parse_query("where is read_file defined"), coverage=0.95)
+    assert (ident.keyword, ident.semantic, ident.kind) == (LEANING_WEIGHT, 1.0, "identifier")
+    arabic = fusion_weights(parse_query("من هو عبد المطلب"), coverage=0.0)
+    assert (arabic.keyword, arabic.semantic, arabic.kind) == (1.0, 0.0, "unreadable")
+    assert arabic.to_json() == {"keyword_weight": 1.0, "semantic_weight": 0.0, "query_kind": "unreadable"}
+
+
+def test_coverage_threshold_is_inclusive() -> None:
+    assert fusion_weights(parse_query("words"), coverage=0.5).kind == "prose"
+    assert fusion_weights(parse_query("words"), coverage=0.49).kind == "unreadable"

@@ -1,0 +1,350 @@
+"""Semantic and hybrid search and the embedding pass, built from fakes (application layer)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.adapters.memory import (
+    HashEmbedder,
+    InMemoryIndexStore,
+    InMemoryVectorIndex,
+    RecordingProgressSink,
+    ScriptedReranker,
+)
+from hermes_workspace.application.embedding import EmbedChunks
+from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide, fuse
+from hermes_workspace.domain.errors import ConsentRequiredError, EmbedderUnavailableError, UsageError
+from hermes_workspace.domain.fusion import FusionWeights
+from hermes_workspace.domain.model import SearchHit
+from tests.store_files import make_file
+
+ROLLBACK = "Rollback procedures: revert the deployment to the previous tag and restart the service."
+PASTA = "Boil the pasta in salted water for nine minutes, then drain it."
+RELEASE = "Release notes list every change shipped in a release."
+ARABIC = "عبد المطلب بن هاشم جد النبي"
+
+
+def _store() -> InMemoryIndexStore:
+    store = InMemoryIndexStore()
+    for name, paragraphs in {
+        "/ws/ops/rollback.md": [(ROLLBACK, "## Rollback Procedures")],
+        "/ws/notes/pasta.md": [PASTA],
+        "/ws/notes/release.md": [RELEASE],
+        "/ws/ar/history.txt": [ARABIC],
+    }.items():
+        store.replace_file(*make_file(name, paragraphs))
+    return store
+
+
+@pytest.fixture
+def world() -> tuple[InMemoryIndexStore, HashEmbedder, InMemoryVectorIndex]:
+    store = _store()
+    embedder = HashEmbedder(synonyms={"undo": "rollback", "revert": "rollback"})
+    vectors = InMemoryVectorIndex(store)
+    report = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    assert report.status == "ready"
+    return store, embedder, vectors
+
+
+def _search(world, **settings) -> SearchWorkspace:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    return SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=SemanticSide(embedder=embedder, open_vectors=lambda: vectors),
+        settings=RetrievalSettings(default_mode="hybrid", **settings),
+    )
+
+
+# -- the embedding pass ----------------------------------------------------------------------
+
+
+def test_embedding_pass_embeds_readable_chunks_and_marks_the_others(world) -> None:  # type: ignore[no-untyped-def]
+    _, embedder, vectors = world
+    status = vectors.status()
+    assert (status.chunks, status.embedded, status.unreadable, status.pending) == (4, 3, 1, 0)
+    assert embedder.documents_embedded == 3  # the Arabic chunk was never sent to the model
+
+
+def test_identical_chunks_are_embedded_once_and_unchanged_ones_never_again() -> None:
+    store = InMemoryIndexStore()
+    for name in ("/ws/a.md", "/ws/b.md", "/ws/c.md"):
+        store.replace_file(*make_file(name, [RELEASE]))
+    embedder = HashEmbedder()
+    vectors = InMemoryVectorIndex(store)
+    first = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    assert (first.embedded, first.reused, embedder.documents_embedded) == (1, 2, 1)
+    second = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    assert (second.embedded, second.reused, second.pending, embedder.documents_embedded) == (0, 0, 0, 1)
+
+
+def test_a_changed_file_re_embeds_that_file_only(world) -> None:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    before = embedder.documents_embedded
+    store.replace_file(*make_file("/ws/notes/pasta.md", ["Boil the rice instead, twelve minutes."], content_hash="h2"))
+    report = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    assert (report.embedded, report.reused, report.reembedded) == (1, 0, False)
+    assert embedder.documents_embedded == before + 1
+    assert report.vectors_pruned == 1  # the old pasta vector
+
+
+def test_a_model_change_re_embeds_everything_and_only_that(world) -> None:  # type: ignore[no-untyped-def]
+    store, _, vectors = world
+    files_before = {p: r for p, (r, _) in store.files.items()}
+    other = HashEmbedder(name="other-model")
+    report = EmbedChunks(embedder=other, open_vectors=lambda: vectors).execute()
+    assert report.reembedded is True
+    assert (report.embedded, report.unreadable, report.status) == (3, 1, "ready")
+    assert vectors.status().signature == other.signature
+    assert {p: r for p, (r, _) in store.files.items()} == files_before  # no file was re-indexed
+
+
+def test_progress_reports_the_embedding_stage() -> None:
+    store = _store()
+    sink = RecordingProgressSink()
+    labels: list[str] = []
+    sink.stage = labels.append  # type: ignore[attr-defined]
+    EmbedChunks(embedder=HashEmbedder(), open_vectors=lambda: InMemoryVectorIndex(store), batch_size=1).execute(sink)
+    assert labels == ["Embedding"]
+    assert sink.events[0] == ("start", 4)
+    assert sink.events[-1] == ("finish",)
+    assert len([e for e in sink.events if e[0] == "advance"]) >= 3
+
+
+def test_an_embedder_failure_keeps_what_was_stored_and_reports_it() -> None:
+    store = _store()
+    embedder = HashEmbedder()
+    vectors = InMemoryVectorIndex(store)
+    embedder.fail = EmbedderUnavailableError("model missing", hint="install it")
+    report = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    assert report.status == "unavailable"
+    assert report.error == {"code": "embedder_unavailable", "message": "model missing", "hint": "install it"}
+    assert report.pending == 3
+
+
+def test_consent_required_sends_nothing() -> None:
+    store = _store()
+    embedder = HashEmbedder()
+    embedder.fail = ConsentRequiredError("no consent for http://remote")
+    report = EmbedChunks(embedder=embedder, open_vectors=lambda: InMemoryVectorIndex(store)).execute()
+    assert report.status == "consent_required"
+    assert embedder.documents_embedded == 0
+
+
+def test_an_unopenable_vector_index_is_unavailable_not_a_crash() -> None:
+    def broken() -> InMemoryVectorIndex:
+        raise EmbedderUnavailableError("sqlite-vec is not installed")
+
+    report = EmbedChunks(embedder=HashEmbedder(), open_vectors=broken).execute()
+    assert report.status == "unavailable"
+    assert report.error is not None and "sqlite-vec" in report.error["message"]
+
+
+# -- search modes ----------------------------------------------------------------------------
+
+
+def test_semantic_finds_a_paraphrase_that_keyword_misses(world) -> None:  # type: ignore[no-untyped-def]
+    search = _search(world)
+    keyword = search.execute("how do I undo a release", mode="keyword")
+    semantic = search.execute("how do I undo a release", mode="semantic")
+    assert "/ws/ops/rollback.md" not in [str(h.path) for h in keyword]
+    assert str(semantic[0].path) in {"/ws/ops/rollback.md", "/ws/notes/release.md"}
+    assert "/ws/ops/rollback.md" in [str(h.path) for h in semantic[:2]]
+    assert semantic.mode == "semantic" and semantic.semantic_status == "ready"
+    assert semantic[0].semantic_rank == 1 and semantic[0].similarity == semantic[0].score
+
+
+def test_hybrid_fuses_both_and_says_how_each_hit_was_found(world) -> None:  # type: ignore[no-untyped-def]
+    results = _search(world).execute("how do I undo a release")
+    assert results.mode == "hybrid"
+    assert results.fusion == {"keyword_weight": 1.0, "semantic_weight": 2.0, "query_kind": "prose"}
+    paths = [str(h.path) for h in results]
+    assert set(paths[:2]) == {"/ws/ops/rollback.md", "/ws/notes/release.md"}
+    release = results[paths.index("/ws/notes/release.md")]
+    assert release.keyword_rank == 1 and release.semantic_rank is not None
+    rollback = results[paths.index("/ws/ops/rollback.md")]
+    assert rollback.keyword_rank is None and rollback.semantic_rank is not None
+    assert all(h.score == h.fused_score for h in results)
+    assert [h.score for h in results] == sorted((h.score for h in results), reverse=True)
+    data = rollback.to_json()
+    assert data["keyword_rank"] is None and data["semantic_rank"] == rollback.semantic_rank
+    assert data["fused_score"] == round(rollback.score, 6) and data["rerank_score"] is None
+
+
+def test_keyword_hits_look_exactly_as_before(world) -> None:  # type: ignore[no-untyped-def]
+    search = _search(world)
+    with_semantic = search.execute("release notes", mode="keyword")
+    plain = SearchWorkspace(store=world[0], default_limit=10).execute("release notes")
+    assert [h.to_json() for h in with_semantic] == [h.to_json() for h in plain]
+    assert set(plain[0].to_json()) == {
+        "path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content"
+    }
+    assert plain.semantic_status == "disabled" and with_semantic.semantic_status == "ready"
+
+
+def test_filters_apply_before_the_top_k_on_both_sides(world) -> None:  # type: ignore[no-untyped-def]
+    search = _search(world, dense_top_k=1, sparse_top_k=1)
+    results = search.execute("undo a release rollback", glob="pasta.md", mode="semantic")
+    assert [str(h.path) for h in results] == ["/ws/notes/pasta.md"]
+    hybrid = search.execute("boil pasta undo", path="/ws/notes", mode="hybrid", limit=5)
+    assert {str(h.path) for h in hybrid} <= {"/ws/notes/pasta.md", "/ws/notes/release.md"}
+    assert hybrid and str(hybrid[0].path) == "/ws/notes/pasta.md"
+
+
+def test_a_query_the_model_cannot_read_is_keyword_only(world) -> None:  # type: ignore[no-untyped-def]
+    _, embedder, _ = world
+    results = _search(world).execute("عبد المطلب")
+    assert results.fusion is not None and results.fusion["query_kind"] == "unreadable"
+    assert [str(h.path) for h in results] == ["/ws/ar/history.txt"]
+    assert results[0].semantic_rank is None and results[0].keyword_rank == 1
+    assert embedder.queries_embedded == 0
+    assert any("does not read" in n for n in results.notes)
+
+
+def test_identifiers_lean_to_keywords_and_keep_exact_matches_first(world) -> None:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    store.replace_file(*make_file("/ws/code/io.py", ["def read_file(path):\n    return open(path).read()"]))
+    store.replace_file(*make_file("/ws/notes/reading.md", ["read the file, read the file, read file notes"]))
+    EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    results = _search(world).execute("read_file")
+    assert results.fusion is not None and results.fusion["query_kind"] == "identifier"
+    assert str(results[0].path) == "/ws/code/io.py"
+
+
+def test_no_embedder_falls_back_to_keyword_and_says_so() -> None:
+    search = SearchWorkspace(store=_store(), default_limit=10)
+    results = search.execute("release", mode="hybrid")
+    assert (results.mode, results.requested_mode, results.semantic_status) == ("keyword", "hybrid", "disabled")
+    assert [str(h.path) for h in results] == ["/ws/notes/release.md"]
+    assert results.notes and "no embedder" in results.notes[0]
+
+
+def test_before_any_vector_the_status_is_indexing() -> None:
+    store = _store()
+    search = SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=SemanticSide(embedder=HashEmbedder(), open_vectors=lambda: InMemoryVectorIndex(store)),
+    )
+    results = search.execute("release", mode="hybrid")
+    assert (results.mode, results.semantic_status) == ("keyword", "indexing")
+    assert [str(h.path) for h in results] == ["/ws/notes/release.md"]
+
+
+def test_a_partly_embedded_index_is_partial(world) -> None:  # type: ignore[no-untyped-def]
+    store, _, _ = world
+    store.replace_file(*make_file("/ws/notes/new.md", ["A brand new note about releases."]))
+    results = _search(world).execute("release notes")
+    assert results.semantic_status == "partial"
+    assert any("have no vector yet" in n for n in results.notes)
+
+
+def test_vectors_of_another_model_are_not_used(world) -> None:  # type: ignore[no-untyped-def]
+    store, _, vectors = world
+    search = SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=SemanticSide(embedder=HashEmbedder(name="changed"), open_vectors=lambda: vectors),
+    )
+    results = search.execute("release", mode="semantic")
+    assert (results.mode, results.semantic_status) == ("keyword", "unavailable")
+    assert any("another embedder" in n for n in results.notes)
+
+
+def test_consent_required_status_sends_nothing(world) -> None:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    before = embedder.queries_embedded
+    search = SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=SemanticSide(embedder=embedder, open_vectors=lambda: vectors, status="consent_required"),
+    )
+    results = search.execute("release", mode="hybrid")
+    assert (results.mode, results.semantic_status) == ("keyword", "consent_required")
+    assert embedder.queries_embedded == before
+
+
+def test_an_embedder_failing_at_query_time_falls_back(world) -> None:  # type: ignore[no-untyped-def]
+    _, embedder, _ = world
+    embedder.fail = EmbedderUnavailableError("onnxruntime is not installed", hint="pip install it")
+    results = _search(world).execute("release notes")
+    assert (results.mode, results.semantic_status) == ("keyword", "unavailable")
+    assert [str(h.path) for h in results][:1] == ["/ws/notes/release.md"]
+    assert "onnxruntime" in results.notes[0]
+
+
+def test_unknown_mode_is_a_usage_error(world) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UsageError, match="unknown search mode"):
+        _search(world).execute("release", mode="dense")
+
+
+def test_empty_query_gives_no_hits_in_every_mode(world) -> None:  # type: ignore[no-untyped-def]
+    for mode in ("keyword", "semantic", "hybrid"):
+        assert list(_search(world).execute("  ?! ", mode=mode)) == []
+
+
+# -- reranking -------------------------------------------------------------------------------
+
+
+def test_reranker_reorders_the_top_n_and_the_tail_follows(world) -> None:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    search = SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=SemanticSide(embedder=embedder, open_vectors=lambda: vectors),
+        reranker=ScriptedReranker("pasta"),
+        settings=RetrievalSettings(default_mode="hybrid", rerank_top_n=3),
+    )
+    results = search.execute("release rollback pasta undo")
+    assert str(results[0].path) == "/ws/notes/pasta.md"
+    assert results.reranker == "scripted:pasta"
+    assert results[0].rerank_score == results[0].score == 1.0
+
+
+def test_reranker_deadline_keeps_the_fused_order(world) -> None:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    base = _search(world).execute("release rollback pasta undo")
+    slow = SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=SemanticSide(embedder=embedder, open_vectors=lambda: vectors),
+        reranker=ScriptedReranker("pasta", delay=0.05),
+        settings=RetrievalSettings(default_mode="hybrid", rerank_deadline_ms=1),
+    )
+    started = time.monotonic()
+    results = slow.execute("release rollback pasta undo")
+    assert time.monotonic() - started < 2
+    assert [h.key for h in results] == [h.key for h in base]
+    assert results.reranker is None and any("deadline" in n for n in results.notes)
+
+
+def test_a_failing_reranker_keeps_the_fused_order(world) -> None:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    base = _search(world).execute("release notes")
+    failing = SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=SemanticSide(embedder=embedder, open_vectors=lambda: vectors),
+        reranker=ScriptedReranker(fail=EmbedderUnavailableError("no model")),
+        settings=RetrievalSettings(default_mode="hybrid"),
+    )
+    results = failing.execute("release notes")
+    assert [h.key for h in results] == [h.key for h in base]
+    assert any("reranker failed" in n for n in results.notes)
+
+
+def _hit(path: str, score: float) -> SearchHit:
+    return SearchHit(Path(path), 1, 1, None, 0, score, 1, "2026-01-01T00:00:00Z", path)
+
+
+def test_fuse_keeps_similarity_and_ranks() -> None:
+    sparse = [_hit("/a", 9.0), _hit("/b", 5.0)]
+    dense = [_hit("/c", 0.9), _hit("/a", 0.8)]
+    fused = fuse(sparse, dense, FusionWeights(1.0, 1.0, "prose"), 60)
+    assert [str(h.path) for h in fused] == ["/a", "/c", "/b"]
+    assert (fused[0].keyword_rank, fused[0].semantic_rank, fused[0].similarity) == (1, 2, 0.8)
+    assert (fused[1].keyword_rank, fused[1].semantic_rank, fused[1].similarity) == (None, 1, 0.9)
+    assert fused[2].similarity is None
