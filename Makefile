@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 DEMO_HOME ?= $(CURDIR)/.hermes-demo
 STDLIB := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['stdlib'])")
 
-.PHONY: install install-dev demo test clean-demo
+.PHONY: install install-dev install-semantic demo demo-hybrid test clean-demo
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,14 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[workspace]'
 
+# torch first and pinned: the CPU build; anything else would pull a CUDA build of several GB.
 install-dev: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[workspace,dev]'
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[workspace,semantic,dev]'
+
+install-semantic: $(BIN)/python
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[workspace,semantic]'
 
 # The standard library's top-level modules plus its larger packages (recursive); the whole tree
 # would also take in site-packages.
@@ -41,8 +47,8 @@ clean-demo:
 .PHONY: install-bench bench bench-quick
 
 install-bench: $(BIN)/python
-	@$(BIN)/python -c "import bm25s, Stemmer, ir_measures, matplotlib, psutil, chonkie, hermes_workspace" 2>/dev/null \
-		|| $(BIN)/python -m pip install --quiet -e '.[workspace,bench]'
+	@$(BIN)/python -c "import bm25s, Stemmer, ir_measures, matplotlib, psutil, chonkie, onnxruntime, sqlite_vec, hermes_workspace" 2>/dev/null \
+		|| ($(BIN)/python -m pip install --quiet torch==2.13.0 && $(BIN)/python -m pip install --quiet -e '.[workspace,semantic,bench]')
 
 bench: install-bench
 	$(BIN)/python -m benchmarks --full
