@@ -125,6 +125,16 @@ def _worker_tools(settings: WorkspaceConfig, *adapters: providers.Provider) -> C
 MODELS_DIRNAME = "models"
 """``HERMES_HOME/models``: files derived from models (the ONNX export of a local model)."""
 
+MODELS_DIR_ENV = "HERMES_MODELS_DIR"
+"""Where derived model files go instead of ``HERMES_HOME/models`` (share one export between
+several homes)."""
+
+
+def models_dir(home: Path) -> Path:
+    """:data:`MODELS_DIR_ENV` if set, else ``home/models``."""
+    value = os.environ.get(MODELS_DIR_ENV, "").strip()
+    return Path(value).expanduser().absolute() if value else home / MODELS_DIRNAME
+
 
 def make_embedder(config: EmbedderConfig, home: Path) -> Embedder | None:
     """The embedder ``knowledgebase.embedder`` asks for, or ``None`` for provider ``none``.
@@ -135,7 +145,7 @@ def make_embedder(config: EmbedderConfig, home: Path) -> Embedder | None:
     if config.provider == "onnx":
         from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
 
-        return OnnxEmbedder(config.model, cache_dir=home / MODELS_DIRNAME, batch_size=config.batch_size)
+        return OnnxEmbedder(config.model, cache_dir=models_dir(home), batch_size=config.batch_size)
     if config.provider == "sentence-transformers":
         from hermes_workspace.adapters.sentence_transformers_embedder import SentenceTransformersEmbedder
 
