@@ -762,15 +762,103 @@ def diagnosis_section(targets: list[dict[str, Any]], q, s, lat, sc) -> list[str]
 # -- the report --------------------------------------------------------------------------------
 
 
+HYBRID_TOLERANCE = 0.01
+"""The default hybrid may fall at most this far (nDCG@10) below the better single retriever on a set."""
+
+
+def semantic_targets(sem: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Rows for the target table: hybrid vs the better single retriever per set, on average,
+    keyword results unchanged with the semantic parts installed, CLI hybrid time."""
+    out: list[dict[str, Any]] = []
+
+    def add(target, measured, threshold, ok, margin, note=""):
+        status = "not measured" if ok is None else (MET if ok else MISSED)
+        out.append({"target": target, "measured": measured, "threshold": threshold, "status": status,
+                    "margin": margin, "note": note, "key": "semantic", "ok": ok})
+
+    datasets = (sem or {}).get("datasets") or {}
+    if not datasets:
+        return [{"target": "hybrid ≥ better single retriever", "measured": "–", "threshold": "", "status": "not measured",
+                 "margin": "run the semantic part", "note": "", "key": "semantic", "ok": None}]
+    gaps = []
+    for name, d in datasets.items():
+        sy = d["systems"]
+        best = max(sy["keyword"]["ndcg@10"], sy["semantic"]["ndcg@10"])
+        hyb = sy["hybrid"]["ndcg@10"]
+        gaps.append(hyb - best)
+        add(f"hybrid nDCG@10 ≥ better single − {HYBRID_TOLERANCE} ({name})",
+            f"{hyb:.4f} vs {best:.4f} ({d['best_single']})", f"≥ {best - HYBRID_TOLERANCE:.4f}",
+            hyb >= best - HYBRID_TOLERANCE, f"{hyb - best:+.4f}")
+        add(f"keyword results unchanged with the semantic parts installed ({name})",
+            "identical" if d["keyword_unchanged"] else "different", "identical", bool(d["keyword_unchanged"]), "")
+    mean_gap = sum(gaps) / len(gaps)
+    add("hybrid beats the better single retriever on average", f"{mean_gap:+.4f} nDCG@10 (mean over sets)", "> 0",
+        mean_gap > 0, f"{mean_gap:+.4f}")
+    cli = (sem or {}).get("cli") or {}
+    if "hybrid" in cli:
+        h, k = cli["hybrid"]["median_s"], cli["keyword"]["median_s"]
+        add("hybrid CLI search without a per-call model load of seconds", f"{h:.2f} s (keyword {k:.2f} s)", "< 1 s",
+            h < 1.0, f"+{h - k:.2f} s over keyword")
+    return out
+
+
+def semantic_section(sem: dict[str, Any]) -> list[str]:
+    L = ["## Semantic and hybrid retrieval", "", _meta_line("semantic", sem), ""]
+    L += [("Each set is indexed by the public API with `knowledgebase.embedder.provider: onnx` (all-MiniLM-L6-v2 "
+           "run by onnxruntime); every query runs in each mode with `limit=100`. Ablations fuse the keyword and "
+           "semantic rankings directly (top 40 + 40, k = 60). p: paired randomization test against the better "
+           "single retriever."), ""]
+    for name, d in (sem.get("datasets") or {}).items():
+        e = d.get("embedding") or {}
+        L += [f"### {name} ({d['documents']} documents, {d['queries']} queries)", "",
+              (f"Index with vectors: {d['index_seconds']:.1f} s; embedding pass: {e.get('embedded')} chunks embedded, "
+               f"{e.get('unreadable')} left out as unreadable by the model, {e.get('seconds', 0):.1f} s. Keyword "
+               f"results with the semantic parts installed: {'identical' if d['keyword_unchanged'] else 'DIFFERENT'} "
+               "to a home without an embedder."), ""]
+        rows = []
+        for key, v in d["systems"].items():
+            p = v.get("p_vs_best_single")
+            rows.append([v["label"], f"{v['ndcg@10']:.4f}", f"{v['recall@10']:.4f}", f"{v['mrr@10']:.4f}",
+                         "–" if p is None else f"{p:.2f}"])
+        L.append(_table(["system", "nDCG@10", "recall@10", "MRR@10", "p"], rows, "lrrrr"))
+        kinds = d["systems"]["hybrid"].get("query_kinds")
+        if kinds:
+            L += ["", "Query kinds seen by the hybrid gate: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + "."]
+        L.append("")
+    tp = sem.get("throughput") or {}
+    if tp:
+        labels = sorted({k for row in tp.values() for k, v in row.items() if isinstance(v, dict)})
+        L += ["### Embedding throughput (this CPU, 2 cores)", ""]
+        L.append(_table(["embedder", *[f"{lab} (texts/s)" for lab in labels]],
+                        [[name, *[f"{row[lab]['per_second']:.1f}" if lab in row else "–" for lab in labels]]
+                         for name, row in tp.items()], "l" + "r" * len(labels)))
+        L.append("")
+    cold = sem.get("cold_start_s") or {}
+    cli = sem.get("cli") or {}
+    if cold or cli:
+        L += ["### Whole-process times", ""]
+        if cold:
+            L.append("Interpreter start to the first query vector, in a fresh process (median of 3): "
+                     + ", ".join(f"{k} {v:.2f} s" for k, v in cold.items()) + ".")
+        if cli:
+            L.append("`hermes-workspace search` on the indexed msmarco set (median, model load included): "
+                     + ", ".join(f"--mode {m} {v['median_s']:.2f} s" for m, v in cli.items() if isinstance(v, dict) and "median_s" in v)
+                     + ".")
+        L.append("")
+    return L
+
+
 def write() -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     q, s, lat, sc = (load_result(n) for n in ("quality", "speed", "latency", "scaling"))
     q, s, lat, sc = (None if (d is None or "failed" in d) else d for d in (q, s, lat, sc))
+    sem = load_result("semantic")
+    sem = None if (sem is None or "failed" in sem) else sem
     for d, fn, png in ((q, plot_quality, "quality.png"), (s, plot_speed, "speed.png"),
                        (lat, plot_latency, "latency.png"), (sc, plot_scaling, "scaling.png")):
         if d:
             fn(d, RESULTS_DIR / png)
-    targets = evaluate_targets(q, s, lat, sc)
+    targets = evaluate_targets(q, s, lat, sc) + semantic_targets(sem)
     any_meta = next((d for d in (q, s, lat, sc) if d), None)
     m = (any_meta or {}).get("machine", {})
     L = ["# hermes-workspace benchmarks", ""]
@@ -800,6 +888,8 @@ def write() -> Path:
     L += diagnosis_section(targets, q, s, lat, sc)
     if q:
         L += quality_section(q)
+    if sem:
+        L += semantic_section(sem)
     if s:
         L += speed_section(s)
     if lat:

@@ -348,3 +348,18 @@ def test_fuse_keeps_similarity_and_ranks() -> None:
     assert (fused[0].keyword_rank, fused[0].semantic_rank, fused[0].similarity) == (1, 2, 0.8)
     assert (fused[1].keyword_rank, fused[1].semantic_rank, fused[1].similarity) == (None, 1, 0.9)
     assert fused[2].similarity is None
+
+
+def test_a_corpus_the_model_cannot_read_falls_back_with_a_reason() -> None:
+    store = InMemoryIndexStore()
+    store.replace_file(*make_file("/ws/ar/a.txt", [ARABIC]))
+    vectors = InMemoryVectorIndex(store)
+    embedder = HashEmbedder()
+    report = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    assert (report.status, report.unreadable, report.embedded) == ("ready", 1, 0)
+    search = SearchWorkspace(
+        store=store, default_limit=10, semantic=SemanticSide(embedder=embedder, open_vectors=lambda: vectors)
+    )
+    results = search.execute("release notes", mode="semantic")
+    assert (results.mode, results.requested_mode, results.semantic_status) == ("keyword", "semantic", "ready")
+    assert any("reads none of the indexed text" in n for n in results.notes)

@@ -520,7 +520,9 @@ class InMemoryVectorIndex:
         return dropped
 
     def pending(self, limit: int) -> list[EmbeddingJob]:
-        jobs = []
+        jobs: list[EmbeddingJob] = []
+        if limit < 1:
+            return jobs
         for _, chunk, ident in self._chunks():
             if ident in self._attached:
                 continue

@@ -150,9 +150,15 @@ class SearchWorkspace:
             vectors = side.open_vectors()
             stored = vectors.status()
             status: SemanticStatus = stored.semantic_status()
-            if stored.signature is None or stored.embedded == 0:
+            if stored.signature is None or (stored.embedded == 0 and stored.pending > 0):
                 notes.append("no chunk has a vector yet: run `hermes-workspace index`; keyword search only")
                 return self._fallback(text, query, prefix, pattern, limit, mode, "indexing", notes)
+            if stored.embedded == 0:
+                notes.append(
+                    f"the embedding model reads none of the indexed text ({stored.unreadable} chunks in languages "
+                    "it was not trained on): keyword search only; a multilingual model would help"
+                )
+                return self._fallback(text, query, prefix, pattern, limit, mode, status, notes)
             if stored.signature != side.embedder.signature:
                 notes.append(
                     "the stored vectors were made by another embedder than the configured one: "
