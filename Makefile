@@ -35,11 +35,24 @@ demo: install
 	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace --human search json decoder --limit 3
 	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace search read_file --limit 2
 
+# Hybrid search on a part of the standard library with the bundled local model (onnxruntime):
+# the first index also exports the model to ONNX once (a few seconds).
+DEMO_HYBRID_HOME ?= $(CURDIR)/.hermes-demo-hybrid
+HYBRID_PACKAGES := json logging http urllib concurrent
+
+demo-hybrid: install-semantic
+	mkdir -p $(DEMO_HYBRID_HOME)
+	test -f $(DEMO_HYBRID_HOME)/config.yaml || printf 'knowledgebase:\n  embedder:\n    provider: onnx\n' > $(DEMO_HYBRID_HOME)/config.yaml
+	for pkg in $(HYBRID_PACKAGES); do HERMES_HOME=$(DEMO_HYBRID_HOME) $(BIN)/hermes-workspace roots add $(STDLIB)/$$pkg --recursive > /dev/null; done
+	HERMES_HOME=$(DEMO_HYBRID_HOME) $(BIN)/hermes-workspace index
+	HERMES_HOME=$(DEMO_HYBRID_HOME) $(BIN)/hermes-workspace --human search undo the percent escapes in a web address --limit 3
+	HERMES_HOME=$(DEMO_HYBRID_HOME) $(BIN)/hermes-workspace --human search wait until the first of several background jobs is done --limit 3
+
 test: install-dev
 	$(BIN)/python -m pytest
 
 clean-demo:
-	rm -rf $(DEMO_HOME)
+	rm -rf $(DEMO_HOME) $(DEMO_HYBRID_HOME)
 
 # Benchmarks (benchmarks/README.md): results/*.json, REPORT.md and plots under benchmarks/results/.
 # `bench` is the full run (well under an hour on 2 cores); `bench-quick` takes a few minutes.

@@ -363,3 +363,17 @@ def test_a_corpus_the_model_cannot_read_falls_back_with_a_reason() -> None:
     results = search.execute("release notes", mode="semantic")
     assert (results.mode, results.requested_mode, results.semantic_status) == ("keyword", "semantic", "ready")
     assert any("reads none of the indexed text" in n for n in results.notes)
+
+
+def test_fusion_depth_is_the_top_k_whatever_the_limit() -> None:
+    sparse = [_hit(f"/s{i}", 10.0 - i) for i in range(6)]
+    dense = [_hit(f"/d{i}", 0.9 - i / 10) for i in range(5)] + [_hit("/s5", 0.1)]
+    weights = FusionWeights(1.0, 1.0, "prose")
+    head_only = fuse(sparse[:2], dense[:2], weights, 60)
+    deep = fuse(sparse, dense, weights, 60, sparse_top_k=2, dense_top_k=2)
+    # The first four are the fusion of the top 2 + 2, in the same order as fusing only those.
+    assert [h.key for h in deep[:4]] == [h.key for h in head_only]
+    # /s5 is deep in both lists: it comes after the head, with both of its real ranks.
+    s5 = next(h for h in deep if str(h.path) == "/s5")
+    assert deep.index(s5) >= 4 and (s5.keyword_rank, s5.semantic_rank) == (6, 6)
+    assert len(deep) == 11

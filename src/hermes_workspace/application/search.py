@@ -195,7 +195,14 @@ class SearchWorkspace:
             return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes)
 
         sparse = self.store.search(query, path_prefix=prefix, glob=pattern, limit=max(limit, self.settings.sparse_top_k))
-        hits = fuse(sparse, dense, weights, self.settings.rrf_k)
+        hits = fuse(
+            sparse,
+            dense,
+            weights,
+            self.settings.rrf_k,
+            sparse_top_k=self.settings.sparse_top_k,
+            dense_top_k=self.settings.dense_top_k,
+        )
         return self._finish(
             text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes, fusion=weights
         )
@@ -308,11 +315,24 @@ _STATUS_NOTES: dict[str, str] = {
 }
 
 
-def fuse(sparse: Sequence[SearchHit], dense: Sequence[SearchHit], weights: FusionWeights, rrf_k: int) -> list[SearchHit]:
+def fuse(
+    sparse: Sequence[SearchHit],
+    dense: Sequence[SearchHit],
+    weights: FusionWeights,
+    rrf_k: int,
+    *,
+    sparse_top_k: int | None = None,
+    dense_top_k: int | None = None,
+) -> list[SearchHit]:
     """Weighted RRF of keyword hits and semantic hits (each best first) into hybrid hits, best
     first: ``score`` and ``fused_score`` are the RRF score, ``keyword_rank``/``semantic_rank``
     the 1-based ranks in each list (``None`` where absent), ``similarity`` the cosine of a hit the
-    semantic side found. A retriever of weight 0 contributes nothing."""
+    semantic side found. A retriever of weight 0 contributes nothing.
+
+    Only the first ``sparse_top_k`` and ``dense_top_k`` hits of each list are fused (the head);
+    hits found deeper, fetched because a caller asked for more than that, follow the head in
+    their own fused order. So asking for 100 hits does not reorder the first ones.
+    """
     by_key: dict[Hashable, SearchHit] = {}
     similarity: dict[Hashable, float] = {}
     for hit in dense:
@@ -320,19 +340,22 @@ def fuse(sparse: Sequence[SearchHit], dense: Sequence[SearchHit], weights: Fusio
         similarity.setdefault(hit.key, hit.score)
     for hit in sparse:
         by_key[hit.key] = hit  # the keyword hit carries the same chunk; either copy will do
-    fused = reciprocal_rank_fusion(
-        [[h.key for h in sparse], [h.key for h in dense]], [weights.keyword, weights.semantic], rrf_k
-    )
+    sparse_keys, dense_keys = [h.key for h in sparse], [h.key for h in dense]
+    w = [weights.keyword, weights.semantic]
+    head = reciprocal_rank_fusion([sparse_keys[:sparse_top_k], dense_keys[:dense_top_k]], w, rrf_k)
+    in_head = {f.key for f in head}
+    full = {f.key: f for f in reciprocal_rank_fusion([sparse_keys, dense_keys], w, rrf_k)}
+    tail = [f for f in full.values() if f.key not in in_head]
     return [
         replace(
             by_key[f.key],
             score=f.score,
             fused_score=f.score,
-            keyword_rank=f.ranks[0],
-            semantic_rank=f.ranks[1],
+            keyword_rank=full[f.key].ranks[0],
+            semantic_rank=full[f.key].ranks[1],
             similarity=similarity.get(f.key),
         )
-        for f in fused
+        for f in [*head, *tail]
     ]
 
 
