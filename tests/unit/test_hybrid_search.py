@@ -107,11 +107,15 @@ def test_progress_reports_the_embedding_stage() -> None:
     sink = RecordingProgressSink()
     labels: list[str] = []
     sink.stage = labels.append  # type: ignore[attr-defined]
+    for i in range(8):
+        store.replace_file(*make_file(f"/ws/more/{i}.md", [f"note number {i} about item{i}"]))
     EmbedChunks(embedder=HashEmbedder(), open_vectors=lambda: InMemoryVectorIndex(store), batch_size=1).execute(sink)
     assert labels == ["Embedding"]
-    assert sink.events[0] == ("start", 4)
+    assert sink.events[0] == ("start", 12)
     assert sink.events[-1] == ("finish",)
-    assert len([e for e in sink.events if e[0] == "advance"]) >= 3
+    advances = [e for e in sink.events if e[0] == "advance"]
+    assert [e[1] for e in advances] == [4, 8, 12]  # rounds of batch_size * PAGE_BATCHES = 4 chunks
+    assert advances[-1][3] == Path("12 of 12 chunks")
 
 
 def test_an_embedder_failure_keeps_what_was_stored_and_reports_it() -> None:

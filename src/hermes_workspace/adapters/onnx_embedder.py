@@ -252,6 +252,9 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:
     options.intra_op_num_threads = threads or 0
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: its warnings would land on the CLI's stderr
+    # Idle intra-op threads spin by default, taking the cores that the indexer's own work and
+    # the user's other programs need.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 

@@ -18,14 +18,16 @@ from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, EmbeddingJob, E
 
 log = structlog.get_logger("hermes_workspace.embed")
 
-PAGE_BATCHES = 8
-"""Pending chunks fetched per round, in embedder batches: large enough to deduplicate identical
-chunks within a round, small enough that an interrupted run loses little."""
+PAGE_BATCHES = 4
+"""Pending chunks fetched (and embedded in one call) per round, in embedder batches: large enough
+for the embedder to group texts of similar length, small enough that progress moves and an
+interrupted run loses little."""
 
 
 @dataclass
 class EmbedChunks:
-    """Embeds the chunks that have no vector, ``batch_size`` texts per model call.
+    """Embeds the chunks that have no vector, ``batch_size * PAGE_BATCHES`` texts per embedder
+    call (the embedder batches them by ``batch_size`` for the model).
 
     Identical chunk texts (same :func:`~hermes_workspace.domain.semantic.embedding_key`) are
     embedded once; chunks whose text the model does not read (coverage below
@@ -45,7 +47,7 @@ class EmbedChunks:
 
     def execute(self, progress: ProgressSink | None = None) -> EmbeddingReport:
         """Run the pass; returns the report. ``progress`` gets ``start(pending chunks)``, an
-        ``advance`` per batch (position = chunks done) and ``finish()``."""
+        ``advance`` per round (position = chunks done) and ``finish()``."""
         started = time.perf_counter()
         report = EmbeddingReport(status="indexing")
         vectors: VectorIndex | None = None
@@ -112,14 +114,15 @@ class EmbedChunks:
             by_key: dict[str, list[EmbeddingJob]] = {}
             for job in readable:
                 by_key.setdefault(job.key, []).append(job)
+            # One call per round: the embedder sorts the texts by length and batches them itself,
+            # so windows of similar length share a batch (less padding than 32 random texts).
             keys = list(by_key)
-            for start in range(0, len(keys), size):
-                batch_keys = keys[start : start + size]
-                embedded = self.embedder.embed_documents([by_key[k][0].text for k in batch_keys])
-                items = [(job, vector) for k, vector in zip(batch_keys, embedded) for job in by_key[k]]
+            if keys:
+                embedded = self.embedder.embed_documents([by_key[k][0].text for k in keys])
+                items = [(job, vector) for k, vector in zip(keys, embedded) for job in by_key[k]]
                 vectors.add(items)
-                report.embedded += len(batch_keys)
-                report.reused += len(items) - len(batch_keys)
+                report.embedded += len(keys)
+                report.reused += len(items) - len(keys)
                 done += len(items)
                 if progress is not None:
                     progress.advance(min(done, total) or 1, max(total, done), Path(f"{done} of {total} chunks"))
