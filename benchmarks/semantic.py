@@ -124,6 +124,10 @@ def run_dataset(ds: Dataset, keep: bool = False) -> dict[str, Any]:
     record("hybrid", "hybrid (shipped: weighted RRF k=60, top 40+40, language gate)", hybrid,
            seconds_per_query=hybrid_s, query_kinds=kinds)
     record("hybrid_heuristic", "hybrid + heuristic reranker (top 20)", reranked, seconds_per_query=rerank_s)
+    static = _dense_static(ds, queries)
+    if static is not None:
+        record("semantic_model2vec", "alternative default: model2vec static model distilled from MiniLM", static)
+        record("hybrid_model2vec", "alternative default: keyword + model2vec, RRF 1:2", _fuse(keyword, static, (1, 2)))
     record("rrf_plain", "ablation: plain RRF k=60, equal weights, no gate", _fuse(keyword, ungated, (1, 1)))
     record("rrf_leaning_no_gate", "ablation: RRF 1:2 (semantic-leaning), no language gate", _fuse(keyword, ungated, (1, 2)))
     best_single = max(("keyword", "semantic"), key=lambda k: systems[k]["ndcg@10"])
@@ -151,6 +155,26 @@ def _dense_without_gate(ds: Dataset, queries: dict[str, str], home_models: Path)
     from hermes_workspace.domain.semantic import cosine
 
     embedder = OnnxEmbedder("", cache_dir=home_models)
+    ids = list(ds.corpus)
+    vectors = embedder.embed_documents([doc_text(*ds.corpus[i]) for i in ids])
+    run: Ranking = {}
+    for qid, text in queries.items():
+        q = embedder.embed_query(text)
+        scores = [cosine(q, v) for v in vectors]
+        run[qid] = [ids[j] for j in sorted(range(len(ids)), key=lambda j: -scores[j])[:DEPTH]]
+    return run
+
+
+def _dense_static(ds: Dataset, queries: dict[str, str]) -> Ranking | None:
+    """Exact cosine ranking with the distilled static model, or None without model2vec[distill]."""
+    from benchmarks.common import doc_text
+    from hermes_workspace.adapters.model2vec_embedder import Model2VecEmbedder
+    from hermes_workspace.domain.semantic import cosine
+
+    folder = _distilled_model2vec(WORK_MODELS.parent)
+    if folder is None:
+        return None
+    embedder = Model2VecEmbedder(str(folder))
     ids = list(ds.corpus)
     vectors = embedder.embed_documents([doc_text(*ds.corpus[i]) for i in ids])
     run: Ranking = {}
