@@ -37,22 +37,22 @@ and must not be used from two threads at once (use one store per thread).
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 import apsw
 
+from hermes_workspace.adapters.sqlite_errors import translated_sqlite_errors
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, StoreStatus
 from hermes_workspace.domain.query import Compound, Query
 from hermes_workspace.domain.text_normalization import normalize_for_search
 
-__all__ = ["BM25_WEIGHTS", "SCHEMA_VERSION", "SqliteFts5Store", "compile_fts5_match"]
+__all__ = ["BM25_WEIGHTS", "SCHEMA_VERSION", "SqliteFts5Store", "compile_fts5_match", "path_filters", "sqlite_glob"]
 
 SCHEMA_VERSION = 3
 """Version of the layout below, stored as ``meta.schema_version``. A writer finding an older
@@ -196,6 +196,22 @@ def sqlite_glob(pattern: str) -> str:
     """A shell/fnmatch glob in SQLite's GLOB dialect: the class negation ``[!...]`` becomes
     ``[^...]`` (SQLite reads ``[!`` as a class holding ``!``, which inverted the filter)."""
     return re.sub(r"\[!", "[^", pattern)
+
+
+def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], dict[str, Any]]:
+    """SQL conditions on ``f`` (the ``files`` table) and their named parameters for the search
+    filters: a literal prefix of the absolute path (``substr``, so ``%`` and ``_`` are plain
+    characters) and a GLOB on the file name, or on the whole path when the pattern holds ``/``.
+    Shared by the keyword search here and the vector search of ``SqliteVecIndex``."""
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    if path_prefix:
+        where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
+        params["prefix"] = path_prefix
+    if glob:
+        where.append(f"{'f.abs_path' if '/' in glob else 'f.name'} GLOB :glob")
+        params["glob"] = sqlite_glob(glob)
+    return where, params
 
 
 def compile_fts5_match(query: Query) -> str:
@@ -392,45 +408,9 @@ class SqliteFts5Store:
 
     # -- error translation ------------------------------------------------------------------
 
-    @contextmanager
-    def _translate(self, action: str) -> Iterator[None]:
+    def _translate(self, action: str) -> AbstractContextManager[None]:
         """Turn apsw (and path encoding) exceptions into :class:`StoreError`."""
-        try:
-            yield
-        except StoreError:
-            raise
-        except IndexNotFoundError:
-            raise
-        except (apsw.BusyError, apsw.LockedError) as exc:
-            raise StoreError(
-                f"the index database {self.path} stayed locked for more than "
-                f"{self.busy_timeout_ms} ms while trying to {action}",
-                hint="Another `hermes-workspace index` is probably running; wait for it to finish "
-                "and try again.",
-            ) from exc
-        except (apsw.CorruptError, apsw.NotADBError) as exc:
-            raise StoreError(
-                f"the index database {self.path} is damaged or not a SQLite database ({exc})",
-                hint=f"Delete {self.path} (and its -wal and -shm files) and run "
-                "`hermes-workspace index` to rebuild it.",
-            ) from exc
-        except (apsw.ConnectionClosedError, apsw.CursorClosedError) as exc:
-            raise StoreError(
-                f"the index store for {self.path} is closed",
-                hint="Open a new store; a closed one cannot be reused.",
-            ) from exc
-        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError, apsw.FullError, apsw.IOError) as exc:
-            raise StoreError(f"cannot {action} the index database {self.path}: {exc}") from exc
-        except apsw.Error as exc:
-            raise StoreError(f"index database error while trying to {action} ({self.path}): {exc}") from exc
-        except OSError as exc:
-            raise StoreError(f"cannot {action} the index database {self.path}: {exc}") from exc
-        except UnicodeEncodeError as exc:
-            raise StoreError(
-                f"cannot {action}: text or path is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r})",
-                hint="A file name that is not valid UTF-8 cannot be indexed: rename the file, or add it "
-                "to .hermesignore.",
-            ) from exc
+        return translated_sqlite_errors(self.path, action, busy_timeout_ms=self.busy_timeout_ms, subject="index store")
 
     def _connection(self, action: str, *, write: bool = False) -> apsw.Connection:
         if self._conn is None:
@@ -634,14 +614,9 @@ class SqliteFts5Store:
         if not match:
             return []
         weights = ", ".join(repr(w) for w in BM25_WEIGHTS)
-        where = ["chunks_fts MATCH :match"]
-        params: dict[str, Any] = {"match": match, "limit": max(1, int(limit))}
-        if path_prefix:
-            where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
-            params["prefix"] = path_prefix
-        if glob:
-            where.append(f"{'f.abs_path' if '/' in glob else 'f.name'} GLOB :glob")
-            params["glob"] = sqlite_glob(glob)
+        filters, params = path_filters(path_prefix, glob)
+        where = ["chunks_fts MATCH :match", *filters]
+        params.update({"match": match, "limit": max(1, int(limit))})
         # Rank first on ids and scores only, then fetch the content of the top rows: sorting
         # every match together with its content made common-word queries 2-3x slower.
         joins = ""

@@ -39,13 +39,14 @@ from __future__ import annotations
 import json
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
 import apsw
 
-from hermes_workspace.adapters.sqlite_fts5_store import sqlite_glob
+from hermes_workspace.adapters.sqlite_errors import translated_sqlite_errors
+from hermes_workspace.adapters.sqlite_fts5_store import path_filters
 from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.semantic import EmbeddingJob, Vector, VectorStatus, embedding_input, embedding_key
@@ -94,21 +95,6 @@ def _blob(vector: Vector | Sequence[float]) -> bytes:
     if isinstance(vector, array) and vector.typecode == "f":
         return vector.tobytes()
     return array("f", vector).tobytes()
-
-
-def _filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], dict[str, Any]]:
-    """SQL conditions on ``f`` (files) and their parameters, meaning what they mean for
-    :meth:`SqliteFts5Store.search`: a literal path prefix (``substr``, so ``%`` and ``_`` are
-    plain characters) and a GLOB on the name, or on the path when the pattern holds ``/``."""
-    where: list[str] = []
-    params: dict[str, Any] = {}
-    if path_prefix:
-        where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
-        params["prefix"] = path_prefix
-    if glob:
-        where.append(f"{'f.abs_path' if '/' in glob else 'f.name'} GLOB :glob")
-        params["glob"] = sqlite_glob(glob)
-    return where, params
 
 
 class SqliteVecIndex:
@@ -255,36 +241,9 @@ class SqliteVecIndex:
 
     # -- error translation ------------------------------------------------------------------
 
-    @contextmanager
-    def _translate(self, action: str) -> Iterator[None]:
-        """Turn apsw (and OS) exceptions into :class:`StoreError`, as the store does."""
-        try:
-            yield
-        except (StoreError, IndexNotFoundError, EmbedderUnavailableError):
-            raise
-        except (apsw.BusyError, apsw.LockedError) as exc:
-            raise StoreError(
-                f"the index database {self.path} stayed locked for more than "
-                f"{self.busy_timeout_ms} ms while trying to {action}",
-                hint="Another `hermes-workspace index` is probably running; wait for it to finish and try again.",
-            ) from exc
-        except (apsw.CorruptError, apsw.NotADBError) as exc:
-            raise StoreError(
-                f"the index database {self.path} is damaged or not a SQLite database ({exc})",
-                hint=f"Delete {self.path} (and its -wal and -shm files) and run "
-                "`hermes-workspace index` to rebuild it.",
-            ) from exc
-        except (apsw.ConnectionClosedError, apsw.CursorClosedError) as exc:
-            raise StoreError(
-                f"the vector index for {self.path} is closed",
-                hint="Open a new index; a closed one cannot be reused.",
-            ) from exc
-        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError, apsw.FullError, apsw.IOError) as exc:
-            raise StoreError(f"cannot {action} the index database {self.path}: {exc}") from exc
-        except apsw.Error as exc:
-            raise StoreError(f"index database error while trying to {action} ({self.path}): {exc}") from exc
-        except OSError as exc:
-            raise StoreError(f"cannot {action} the index database {self.path}: {exc}") from exc
+    def _translate(self, action: str) -> AbstractContextManager[None]:
+        """Turn apsw (and path encoding) exceptions into :class:`StoreError`."""
+        return translated_sqlite_errors(self.path, action, busy_timeout_ms=self.busy_timeout_ms, subject="vector index")
 
     def _connection(self, action: str, *, write: bool = False) -> apsw.Connection:
         if self._conn is None:
@@ -489,7 +448,7 @@ class SqliteVecIndex:
             StoreError: ``vector`` does not have the stored dimensions; the database failed or
                 the index is closed.
         """
-        where, params = _filters(path_prefix, glob)
+        where, params = path_filters(path_prefix, glob)
         params["limit"] = max(1, int(limit))
         params["query"] = _blob(vector)
         # Rank on ids and distances only; read the content of the top rows afterwards. Without a

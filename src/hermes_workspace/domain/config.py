@@ -18,7 +18,6 @@ from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.model import Root
 
-
 MAX_FILE_MB_LIMIT = 1_000_000.0
 """Upper bound of ``max_file_mb`` (a terabyte): larger values overflow byte counts."""
 MAX_DEFAULT_LIMIT = 10_000

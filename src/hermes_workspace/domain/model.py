@@ -10,9 +10,9 @@ Units used throughout:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from collections.abc import Iterable
 from typing import Any, Literal
 
 from hermes_workspace.domain.semantic import EmbeddingReport

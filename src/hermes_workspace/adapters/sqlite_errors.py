@@ -1,0 +1,53 @@
+"""Translation of apsw (SQLite) exceptions into :class:`StoreError`, shared by the adapters that
+open the index file (:mod:`.sqlite_fts5_store`, :mod:`.sqlite_vec_index`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import apsw
+
+from hermes_workspace.domain.errors import StoreError, WorkspaceError
+
+
+@contextmanager
+def translated_sqlite_errors(path: Path, action: str, *, busy_timeout_ms: int, subject: str) -> Iterator[None]:
+    """Run the block; turn apsw, OS and path-encoding exceptions into :class:`StoreError` whose
+    message names ``path`` and ``action`` (``"search"``, ``"replace a file"``...) and whose hint
+    says what to do. ``subject`` names the object in messages about a closed connection
+    (``"index store"``, ``"vector index"``). :class:`WorkspaceError` passes through unchanged.
+
+    Raises:
+        StoreError: for every database, OS or encoding failure inside the block.
+    """
+    try:
+        yield
+    except WorkspaceError:
+        raise
+    except (apsw.BusyError, apsw.LockedError) as exc:
+        raise StoreError(
+            f"the index database {path} stayed locked for more than {busy_timeout_ms} ms while trying to {action}",
+            hint="Another `hermes-workspace index` is probably running; wait for it to finish and try again.",
+        ) from exc
+    except (apsw.CorruptError, apsw.NotADBError) as exc:
+        raise StoreError(
+            f"the index database {path} is damaged or not a SQLite database ({exc})",
+            hint=f"Delete {path} (and its -wal and -shm files) and run `hermes-workspace index` to rebuild it.",
+        ) from exc
+    except (apsw.ConnectionClosedError, apsw.CursorClosedError) as exc:
+        raise StoreError(
+            f"the {subject} for {path} is closed", hint=f"Open a new {subject}; a closed one cannot be reused."
+        ) from exc
+    except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError, apsw.FullError, apsw.IOError) as exc:
+        raise StoreError(f"cannot {action} the index database {path}: {exc}") from exc
+    except apsw.Error as exc:
+        raise StoreError(f"index database error while trying to {action} ({path}): {exc}") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot {action} the index database {path}: {exc}") from exc
+    except UnicodeEncodeError as exc:
+        raise StoreError(
+            f"cannot {action}: text or path is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r})",
+            hint="A file name that is not valid UTF-8 cannot be indexed: rename the file, or add it to .hermesignore.",
+        ) from exc
