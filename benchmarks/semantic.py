@@ -105,7 +105,7 @@ def run_dataset(ds: Dataset, keep: bool = False) -> dict[str, Any]:
             hybrid, hybrid_s, responses = _rank(ws, stems, queries, mode="hybrid")
         kinds: dict[str, int] = {}
         for r in responses:
-            kind = (r.fusion or {}).get("query_kind", "none")
+            kind = (r.fusion or {}).get("query_kind", "fallback to keyword")
             kinds[kind] = kinds.get(kind, 0) + 1
         with Workspace.open(home, reranker=HeuristicReranker()) as ws:
             reranked, rerank_s, _ = _rank(ws, stems, queries, mode="hybrid")

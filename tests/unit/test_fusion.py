@@ -62,6 +62,42 @@ def test_rrf_of_nothing_is_empty() -> None:
     assert reciprocal_rank_fusion([[], []]) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("how do I undo a release", "prose"),
+        ("what causes rodent-borne hantavirus infections", "prose"),  # a hyphenated word is not code
+        ("where is read_file defined", "identifier"),
+        ("EmailMessage", "identifier"),
+        ("the BoundLoggerLazyProxy class", "identifier"),
+        ("how is json.loads used here", "identifier"),
+        ("convert utf8 bytes to text", "identifier"),
+        ("sigmet", "terms"),
+        ("definition of a sigmet", "terms"),  # stopwords do not count
+        ("hermes-agent", "terms"),
+    ],
+)
+def test_query_kinds(text: str, kind: str) -> None:
+    weights = fusion_weights(parse_query(text), coverage=0.95)
+    assert weights.kind == kind
+    leaning = (1.0, LEANING_WEIGHT) if kind == "prose" else (LEANING_WEIGHT, 1.0)
+    assert (weights.keyword, weights.semantic) == leaning
+
+
+def test_an_incomplete_vector_index_never_leans_to_the_vectors() -> None:
+    prose = fusion_weights(parse_query("how do I undo a release"), coverage=0.95, complete=False)
+    assert (prose.keyword, prose.semantic) == (1.0, 1.0)
+    terms = fusion_weights(parse_query("sigmet"), coverage=0.95, complete=False)
+    assert (terms.keyword, terms.semantic) == (LEANING_WEIGHT, 1.0)
+
+
+def test_leaning_keeps_every_exact_match_above_the_dense_only_candidates() -> None:
+    keyword = [f"k{i}" for i in range(1, 41)]
+    semantic = [f"s{i}" for i in range(1, 41)]
+    fused = [f.key for f in reciprocal_rank_fusion([keyword, semantic], [LEANING_WEIGHT, 1.0], k=60)]
+    assert fused[:40] == keyword  # 2/100 (keyword #40) > 1/61 (semantic #1)
+
+
 def test_weights_follow_the_query_kind() -> None:
     prose = fusion_weights(parse_query("how do I undo a release"), coverage=0.95)
     assert (prose.keyword, prose.semantic, prose.kind) == (1.0, LEANING_WEIGHT, "prose")
@@ -73,5 +109,5 @@ def test_weights_follow_the_query_kind() -> None:
 
 
 def test_coverage_threshold_is_inclusive() -> None:
-    assert fusion_weights(parse_query("words"), coverage=0.5).kind == "prose"
+    assert fusion_weights(parse_query("words"), coverage=0.5).kind == "terms"
     assert fusion_weights(parse_query("words"), coverage=0.49).kind == "unreadable"

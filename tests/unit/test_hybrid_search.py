@@ -241,9 +241,11 @@ def test_before_any_vector_the_status_is_indexing() -> None:
 def test_a_partly_embedded_index_is_partial(world) -> None:  # type: ignore[no-untyped-def]
     store, _, _ = world
     store.replace_file(*make_file("/ws/notes/new.md", ["A brand new note about releases."]))
-    results = _search(world).execute("release notes")
+    results = _search(world).execute("notes about release changes shipped")
     assert results.semantic_status == "partial"
     assert any("have no vector yet" in n for n in results.notes)
+    # A prose query, but the vectors are incomplete: no leaning to them.
+    assert results.fusion == {"keyword_weight": 1.0, "semantic_weight": 1.0, "query_kind": "prose"}
 
 
 def test_vectors_of_another_model_are_not_used(world) -> None:  # type: ignore[no-untyped-def]

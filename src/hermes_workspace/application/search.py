@@ -170,7 +170,7 @@ class SearchWorkspace:
                     f"{stored.pending} of {stored.chunks} chunks have no vector yet (run `hermes-workspace index`): "
                     "semantic hits come from the others"
                 )
-            weights = fusion_weights(query, side.embedder.coverage(text))
+            weights = fusion_weights(query, side.embedder.coverage(text), complete=status == "ready")
             if weights.semantic == 0:
                 notes.append("the embedding model does not read the query's language: keyword search only")
                 return self._fallback(text, query, prefix, pattern, limit, mode, status, notes, fusion=weights)

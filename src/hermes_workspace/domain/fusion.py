@@ -9,6 +9,7 @@ multiplies a retriever's contribution); ``w = 0`` leaves a retriever out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -27,10 +28,27 @@ msmarco set (50 prose questions, all-MiniLM-L6-v2, top 40 + 40, k = 60): equal w
 nDCG@10, dense-leaning 2:1 0.804, dense alone 0.798, BM25 alone 0.729 (none of these differences
 is significant at 50 queries); hybrid search products lean the same way by default for prose."""
 
-QueryKind = Literal["prose", "identifier", "unreadable"]
-"""``identifier``: the query holds a compound as typed (``read_file``, ``json.loads``,
-``hermes-agent``), whose exact match only keyword search can promise; ``unreadable``: the
-embedder does not read the query's language (:data:`COVERAGE_THRESHOLD`); ``prose``: the rest."""
+SHORT_QUERY_WORDS = 2
+"""Queries of at most this many words (stopwords not counted) look terms up (``sigmet``,
+``definition of a sigmet``, ``EmailMessage``): their exact matches must come first, and keyword
+search is the retriever that promises them."""
+
+QueryKind = Literal["prose", "terms", "identifier", "unreadable"]
+"""``identifier``: the query holds a code name as typed (``read_file``, ``EmailMessage``,
+``json.loads``, ``utf8``); ``terms``: at most :data:`SHORT_QUERY_WORDS` words; ``unreadable``: the
+embedder does not read the query's language (:data:`COVERAGE_THRESHOLD`); ``prose``: the rest
+(questions and descriptions, where the dense side paraphrases best)."""
+
+_IDENTIFIER = re.compile(
+    r"""
+    \w_\w                      # snake_case
+    | [a-z][A-Z]                # camelCase, CamelCase
+    | [A-Za-z_]\w*\.[A-Za-z_]   # dotted.name
+    | [A-Za-z][0-9]|[0-9][A-Za-z]  # letters and digits in one word: utf8, sha256, 3d
+    | ::|->|\(\)                # C++/Rust paths, calls
+    """,
+    re.VERBOSE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,20 +64,36 @@ class FusionWeights:
         return {"keyword_weight": self.keyword, "semantic_weight": self.semantic, "query_kind": self.kind}
 
 
-def fusion_weights(query: Query, coverage: float) -> FusionWeights:
+def fusion_weights(query: Query, coverage: float, *, complete: bool = True) -> FusionWeights:
     """The RRF weights for ``query``, given the embedder's :func:`letter_coverage` of its text.
 
     - coverage below :data:`COVERAGE_THRESHOLD`: keyword 1, semantic 0 (the dense ranking of a
       language the model does not read is noise: on the Arabic arcd set an English model alone
-      scores 0.05 nDCG@10 and plain RRF drags BM25's 0.81 down to 0.31);
-    - a compound in the query: keyword :data:`LEANING_WEIGHT`, semantic 1;
+      scores 0.04 nDCG@10 and plain RRF drags BM25's 0.81 down to 0.42);
+    - a code name in the query (``snake_case``, ``CamelCase``, ``dotted.name``, letters with
+      digits) or at most :data:`SHORT_QUERY_WORDS` words: keyword :data:`LEANING_WEIGHT`,
+      semantic 1, so that every exact match ranks above the dense-only candidates;
     - otherwise (prose): keyword 1, semantic :data:`LEANING_WEIGHT`.
+
+    ``complete=False`` (some chunks have no vector yet) caps the semantic weight at the keyword
+    weight: a chunk without a vector can only be found by keywords, and must not be buried under
+    the dense candidates of the embedded part.
+
+    Why the weights are so decisive: with ``k = 60`` RRF scores are flat (rank 1 gives 1/61,
+    rank 40 gives 1/100), so a weight of 2 puts a retriever's 40th candidate above the other's
+    first. That is wanted for the retriever that suits the query, and only for it.
     """
     if coverage < COVERAGE_THRESHOLD:
         return FusionWeights(keyword=1.0, semantic=0.0, kind="unreadable")
-    if any(isinstance(group, Compound) and group.literal for group in query.groups):
-        return FusionWeights(keyword=LEANING_WEIGHT, semantic=1.0, kind="identifier")
-    return FusionWeights(keyword=1.0, semantic=LEANING_WEIGHT, kind="prose")
+    if _IDENTIFIER.search(query.text) or any(isinstance(g, Compound) and "_" in g.literal for g in query.groups):
+        weights = FusionWeights(keyword=LEANING_WEIGHT, semantic=1.0, kind="identifier")
+    elif len(query.groups) <= SHORT_QUERY_WORDS:
+        weights = FusionWeights(keyword=LEANING_WEIGHT, semantic=1.0, kind="terms")
+    else:
+        weights = FusionWeights(keyword=1.0, semantic=LEANING_WEIGHT, kind="prose")
+    if not complete and weights.semantic > weights.keyword:
+        weights = FusionWeights(keyword=weights.keyword, semantic=weights.keyword, kind=weights.kind)
+    return weights
 
 
 @dataclass(frozen=True, slots=True)
