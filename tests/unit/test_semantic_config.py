@@ -76,3 +76,23 @@ def test_consent_false_or_empty_means_none() -> None:
     for value in (False, None, ""):
         config = WorkspaceConfig.from_dict({"knowledgebase": {"embedder": {"consent": value}}})
         assert config.embedder.consent == ""
+
+
+def test_unknown_keys_are_errors_with_a_suggestion() -> None:
+    with pytest.raises(ConfigError) as raised:
+        WorkspaceConfig.from_dict({"knowledgebase": {"embedder": {"provider": "onnx", "modle": "x"}}})
+    assert raised.value.message == "unknown setting knowledgebase.embedder.modle"
+    assert raised.value.hint.startswith("Did you mean model?")
+    with pytest.raises(ConfigError, match="knowledgebase.retriever.final_top_k is not a setting") as moved:
+        WorkspaceConfig.from_dict({"knowledgebase": {"retriever": {"final_top_k": 8}}})
+    assert "default_limit" in moved.value.hint
+
+
+def test_model2vec_needs_a_model_folder() -> None:
+    with pytest.raises(ConfigError, match="knowledgebase.embedder.model must be the folder"):
+        WorkspaceConfig.from_dict({"knowledgebase": {"embedder": {"provider": "model2vec"}}})
+
+
+def test_type_errors_speak_yaml() -> None:
+    with pytest.raises(ConfigError, match="knowledgebase.embedder must be a mapping, got a list"):
+        WorkspaceConfig.from_dict({"knowledgebase": {"embedder": ["onnx"]}})

@@ -262,8 +262,23 @@ def _section(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{prefix}{key} must be a mapping, got {type(value).__name__}")
+        raise ConfigError(f"{prefix}{key} must be a mapping, got {_kind(value)}")
     return value
+
+
+def _kind(value: Any) -> str:
+    """What a YAML value is, in YAML's words (ruamel's class names mean nothing to a user)."""
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__
 
 
 def _int(data: Mapping[str, Any], key: str, default: int, name: str) -> int:
@@ -309,8 +324,44 @@ def _choice(data: Mapping[str, Any], key: str, default: str, name: str, choices:
     return value
 
 
+_SECTION_KEYS: dict[str, frozenset[str]] = {
+    "embedder": frozenset(
+        {"provider", "model", "batch_size", "base_url", "api_key_env", "dimensions", "timeout_s", "consent"}
+    ),
+    "retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k"}),
+    "reranker": frozenset({"provider", "model", "top_n", "deadline_ms"}),
+}
+"""Keys of the sections this version reads; any other key is a typo that would silently fall back
+to a default (``modle:``), so it is an error."""
+
+_MOVED_KEYS = {
+    "fused_top_k": "the reranker reorders knowledgebase.reranker.top_n fused hits",
+    "final_top_k": "the number of hits returned is knowledgebase.search.default_limit",
+}
+"""Keys of seed 001's retriever section that live elsewhere here."""
+
+
+def _check_keys(data: Mapping[str, Any], section: str) -> None:
+    import difflib
+
+    known = _SECTION_KEYS[section]
+    for key in data:
+        if key in known:
+            continue
+        name = f"knowledgebase.{section}.{key}"
+        if key in _MOVED_KEYS:
+            raise ConfigError(f"{name} is not a setting of this version", hint=f"Remove it: {_MOVED_KEYS[key]}.")
+        close = difflib.get_close_matches(str(key), sorted(known), n=1)
+        suggestion = f"Did you mean {close[0]}? " if close else ""
+        raise ConfigError(
+            f"unknown setting {name}",
+            hint=f"{suggestion}Known keys of knowledgebase.{section}: {', '.join(sorted(known))}.",
+        )
+
+
 def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
     p = "knowledgebase.embedder."
+    _check_keys(data, "embedder")
     provider = _choice(data, "provider", "none", p + "provider", EMBEDDER_PROVIDERS)
     batch_size = _int(data, "batch_size", 32, p + "batch_size")
     dimensions = _int(data, "dimensions", 0, p + "dimensions")
@@ -323,6 +374,11 @@ def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
         raise ConfigError(f"{p}dimensions must be >= 0 (0: the model's own), got {dimensions}")
     if not 0 < timeout_s <= 3600:
         raise ConfigError(f"{p}timeout_s must be > 0 and <= 3600, got {timeout_s}")
+    if provider == "model2vec" and not _str(data, "model", "", p + "model"):
+        raise ConfigError(
+            f"{p}model must be the folder of a static model for the model2vec provider",
+            hint="No static model is bundled; give a local folder (model2vec's save_pretrained layout).",
+        )
     if provider == "openai":
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(
@@ -353,6 +409,7 @@ def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
 
 def _retriever(data: Mapping[str, Any]) -> RetrieverConfig:
     p = "knowledgebase.retriever."
+    _check_keys(data, "retriever")
     mode = _choice(data, "mode", "auto", p + "mode", RETRIEVAL_MODES)
     values = {}
     for key, default in (("sparse_top_k", 40), ("dense_top_k", 40)):
@@ -367,6 +424,7 @@ def _retriever(data: Mapping[str, Any]) -> RetrieverConfig:
 
 def _reranker(data: Mapping[str, Any]) -> RerankerConfig:
     p = "knowledgebase.reranker."
+    _check_keys(data, "reranker")
     provider = _choice(data, "provider", "none", p + "provider", RERANKER_PROVIDERS)
     top_n = _int(data, "top_n", 20, p + "top_n")
     deadline_ms = _int(data, "deadline_ms", 2_000, p + "deadline_ms")
@@ -381,7 +439,7 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise ConfigError(f"knowledgebase.roots must be a list, got {type(value).__name__}")
+        raise ConfigError(f"knowledgebase.roots must be a list, got {_kind(value)}")
     roots: list[Root] = []
     for i, item in enumerate(value):
         if isinstance(item, str):

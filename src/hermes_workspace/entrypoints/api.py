@@ -50,6 +50,17 @@ REPLACEABLE = (
 )
 
 
+def _check_type(name: str, value: object, expected: type | tuple[type, ...]) -> None:
+    if not isinstance(value, expected):
+        raise UsageError(f"{name} must be {_names(expected)}, got {type(value).__name__} {value!r:.60}")
+
+
+def _names(expected: type | tuple[type, ...]) -> str:
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    words = {str: "a string", os.PathLike: "a path", type(None): "None"}
+    return " or ".join(words.get(k, k.__name__) for k in kinds)
+
+
 class Workspace:
     """A workspace: its config, roots and index. Open with :meth:`open`; close when done (or use
     ``with``). Methods raise :class:`~hermes_workspace.domain.errors.WorkspaceError` subclasses,
@@ -159,6 +170,12 @@ class Workspace:
             IndexNotFoundError: nothing was indexed yet.
             UsageError: an unknown ``mode``.
         """
+        _check_type("query", query, str)
+        _check_type("glob", glob, (str, type(None)))
+        _check_type("mode", mode, (str, type(None)))
+        _check_type("path", path, (str, os.PathLike, type(None)))
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise UsageError(f"limit must be a whole number or None, got {limit!r}")
         return self._container.search_workspace().execute(
             query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode
         )

@@ -169,7 +169,7 @@ def search_command(
     text = " ".join(query)
     with _workspace() as ws:
         hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit), mode=mode)
-    if hits.notes and not envelope:
+    if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
         import structlog
 
         for note in hits.notes:
