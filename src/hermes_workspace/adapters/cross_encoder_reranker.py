@@ -62,15 +62,19 @@ class CrossEncoderReranker:
         0..1 for the usual sigmoid heads), in the order of ``hits``. ``[]`` for no hits.
 
         Raises:
-            RerankTimeoutError: ``time.monotonic()`` passed ``deadline`` before a batch (loading
-                the model on the first call counts against the deadline too).
+            RerankTimeoutError: ``time.monotonic()`` passed ``deadline`` before a batch. The time
+                spent loading the model on the first call does not count: the deadline bounds
+                the scoring, and a fresh process pays the load (seconds, for torch) on top.
             RerankerUnavailableError: the folder is missing, a library is missing (hint: ``pip
                 install 'hermes-workspace[semantic]'``), or the model fails to load or run.
         """
         if not hits:
             return []
-        self._check(deadline, 0, len(hits))
+        # Loading (torch alone takes seconds) is not scoring: the deadline moves by the load time,
+        # so a cross-encoder can succeed in a fresh CLI process; the deadline bounds the scoring.
+        loading_started = self._clock()
         encoder = self._load()
+        deadline += self._clock() - loading_started
         pairs = [(query, embedding_input(hit.section, hit.content)) for hit in hits]
         scores: list[float] = []
         for start in range(0, len(pairs), self.batch_size):
@@ -112,6 +116,7 @@ class CrossEncoderReranker:
                         "models are never downloaded."
                     ),
                 )
+            _require_cross_encoder(folder)
             hf_offline()
             try:
                 import torch  # noqa: F401
@@ -127,3 +132,22 @@ class CrossEncoderReranker:
                     hint="Check that the folder holds a transformers sequence-classification model and its tokenizer.",
                 ) from None
             return self._encoder
+
+
+def _require_cross_encoder(folder: Path) -> None:
+    """Refuse a folder that holds no sequence-classification model (an embedding model, say):
+    sentence-transformers would bolt an untrained head on it and rank by noise, silently."""
+    import json
+
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        config = {}
+    architectures = config.get("architectures") or []
+    if not any(str(a).endswith("ForSequenceClassification") for a in architectures):
+        raise RerankerUnavailableError(
+            f"{folder} does not hold a cross-encoder (its config.json names no *ForSequenceClassification "
+            f"architecture: {architectures or 'none'})",
+            hint="A cross-encoder scores (query, passage) pairs with a classification head; an embedding "
+            "model cannot. Give the folder of a cross-encoder, or set knowledgebase.reranker.provider to heuristic.",
+        )
