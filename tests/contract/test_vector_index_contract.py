@@ -318,3 +318,14 @@ def test_wrong_dimensions_are_a_store_error_and_write_nothing(pair: Pair) -> Non
         pair.index.add([(apple, vec(1, 0, 0)), (banana, vec(1, 0, 0, 0))])
     assert pair.index.status() == VectorStatus(2, 0, 0, 2, 0, SIGNATURE)
     assert pair.index.pending(10) == [apple, banana]
+
+
+def test_the_last_failure_is_remembered_until_cleared(pair: Pair) -> None:
+    add_file(pair, "/ws/docs/a.md", ["apple"])
+    assert pair.index.status().last_error is None
+    error = {"code": "embedder_unavailable", "message": "model missing", "hint": "give a folder"}
+    pair.index.record_failure(error)
+    assert pair.index.status().last_error == error
+    assert pair.index.status().to_json()["last_error"] == error
+    pair.index.record_failure(None)
+    assert pair.index.status().last_error is None

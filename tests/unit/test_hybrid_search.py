@@ -383,3 +383,22 @@ def test_fusion_depth_is_the_top_k_whatever_the_limit() -> None:
     s5 = next(h for h in deep if str(h.path) == "/s5")
     assert deep.index(s5) >= 4 and (s5.keyword_rank, s5.semantic_rank) == (6, 6)
     assert len(deep) == 11
+
+
+def test_a_failed_embedding_pass_is_remembered_and_reported() -> None:
+    store = _store()
+    vectors = InMemoryVectorIndex(store)
+    embedder = HashEmbedder()
+    embedder.fail = EmbedderUnavailableError("cannot write the ONNX export to /ro", hint="Set HERMES_MODELS_DIR.")
+    EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    assert vectors.status().last_error == {
+        "code": "embedder_unavailable", "message": "cannot write the ONNX export to /ro", "hint": "Set HERMES_MODELS_DIR."
+    }
+    search = SearchWorkspace(store=store, default_limit=10, semantic=SemanticSide(embedder=embedder, open_vectors=lambda: vectors))
+    status, _, note = search.semantic_status()
+    assert status == "unavailable" and note is not None and "ONNX export" in note
+    results = search.execute("release", mode="hybrid")
+    assert results.semantic_status == "unavailable" and "ONNX export" in results.notes[0]
+    embedder.fail = None
+    report = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    assert report.status == "ready" and vectors.status().last_error is None

@@ -498,6 +498,10 @@ class InMemoryVectorIndex:
         self._attached: dict[tuple[Path, int, str], str | None] = {}
         self._ids: dict[tuple[Path, int, str], int] = {}
         self._by_id: dict[int, tuple[Path, int, str]] = {}
+        self.last_error: dict[str, object] | None = None
+
+    def record_failure(self, error: dict[str, object] | None) -> None:
+        self.last_error = dict(error) if error is not None else None
 
     def _chunks(self) -> Iterator[tuple[FileRecord, Chunk, tuple[Path, int, str]]]:
         for record, chunks in list(self.store.files.values()):
@@ -598,6 +602,7 @@ class InMemoryVectorIndex:
             pending=len(live) - embedded - unreadable,
             vectors=len(self.vectors),
             signature=self.signature,
+            last_error=self.last_error,
         )
 
 

@@ -41,7 +41,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import apsw
 
@@ -65,6 +65,7 @@ embedded again) and refuses a newer one; a reader takes any other version for no
 _VERSION_KEY = "vector_schema_version"
 _SIGNATURE_KEY = "vector_signature"
 _DIMENSIONS_KEY = "vector_dimensions"
+_ERROR_KEY = "vector_last_error"
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS vectors (
@@ -95,6 +96,17 @@ def _blob(vector: Vector | Sequence[float]) -> bytes:
     if isinstance(vector, array) and vector.typecode == "f":
         return vector.tobytes()
     return array("f", vector).tobytes()
+
+
+def _last_error(conn: apsw.Connection) -> dict[str, Any] | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_ERROR_KEY,)).fetchone()
+    if row is None:
+        return None
+    try:
+        value = json.loads(row[0])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class SqliteVecIndex:
@@ -519,6 +531,24 @@ class SqliteVecIndex:
 
         return self._run("prune vectors", run, write=True)
 
+    def record_failure(self, error: dict[str, Any] | None) -> None:
+        """Store (``meta.vector_last_error``, JSON) or clear why the last embedding pass stopped.
+
+        Raises:
+            StoreError: the database failed, or the index is read-only.
+        """
+
+        def run(conn: apsw.Connection) -> None:
+            with self._write_transaction(conn):
+                if error is None:
+                    conn.execute("DELETE FROM meta WHERE key = ?", (_ERROR_KEY,))
+                else:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_ERROR_KEY, json.dumps(error))
+                    )
+
+        self._run("record the embedding failure", run, write=True)
+
     def status(self) -> VectorStatus:
         """Counts of chunks, embedded, unreadable and pending chunks, distinct vectors, and the
         stored signature (``None`` before the first :meth:`prepare`).
@@ -530,7 +560,7 @@ class SqliteVecIndex:
         def run(conn: apsw.Connection) -> VectorStatus:
             (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
             if not self._usable(conn):
-                return VectorStatus(chunks, 0, 0, chunks, 0, None)
+                return VectorStatus(chunks, 0, 0, chunks, 0, None, _last_error(conn))
             signature, _ = self._meta(conn)
             # The cascade keeps every chunk_vectors row on a live chunk, so counting rows
             # (on its small vector_id index) is counting chunks.
@@ -545,6 +575,7 @@ class SqliteVecIndex:
                 pending=max(0, chunks - embedded - unreadable),
                 vectors=vectors,
                 signature=signature,
+                last_error=_last_error(conn),
             )
 
         return self._run("read the vector status", run)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 import structlog
@@ -65,6 +66,7 @@ class EmbedChunks:
                 if progress is not None:
                     progress.finish()
             report.vectors_pruned = vectors.prune()
+            vectors.record_failure(None)
             status = vectors.status()
             report.pending = status.pending
             report.status = status.semantic_status()
@@ -75,6 +77,7 @@ class EmbedChunks:
             report.status = "unavailable"
             report.error = exc.to_json()
             if vectors is not None:
+                _remember(vectors, report.error)
                 report.pending = _pending(vectors)
         except WorkspaceError as exc:
             report.status = "unavailable"
@@ -137,6 +140,14 @@ def _stage(progress: ProgressSink, label: str) -> None:
     stage = getattr(progress, "stage", None)
     if callable(stage):
         stage(label)
+
+
+def _remember(vectors: VectorIndex, error: dict[str, Any]) -> None:
+    # So that `status` and searches say why there are no vectors, not just "run index" again.
+    try:
+        vectors.record_failure(error)
+    except WorkspaceError:
+        pass
 
 
 def _pending(vectors: VectorIndex) -> int:

@@ -150,6 +150,9 @@ class SearchWorkspace:
             vectors = side.open_vectors()
             stored = vectors.status()
             status: SemanticStatus = stored.semantic_status()
+            if stored.embedded == 0 and stored.last_error is not None:
+                notes.append(f"the last embedding pass failed: {_error_text(stored.last_error)}; keyword search only")
+                return self._fallback(text, query, prefix, pattern, limit, mode, "unavailable", notes)
             if stored.signature is None or (stored.embedded == 0 and stored.pending > 0):
                 notes.append("no chunk has a vector yet: run `hermes-workspace index`; keyword search only")
                 return self._fallback(text, query, prefix, pattern, limit, mode, "indexing", notes)
@@ -242,6 +245,8 @@ class SearchWorkspace:
         try:
             vectors = side.open_vectors()
             stored = vectors.status()
+            if stored.embedded == 0 and stored.last_error is not None:
+                return "unavailable", stored, f"the last embedding pass failed: {_error_text(stored.last_error)}"
             if stored.signature is None:
                 return "indexing", stored, "no chunk has a vector yet: run `hermes-workspace index`"
             if stored.signature != side.embedder.signature:
@@ -357,6 +362,11 @@ def fuse(
         )
         for f in [*head, *tail]
     ]
+
+
+def _error_text(error: dict[str, object]) -> str:
+    message, hint = str(error.get("message", "")), str(error.get("hint", "") or "")
+    return f"{message} ({hint})" if hint else message
 
 
 def _literals(query: Query) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.model import (
@@ -249,6 +249,11 @@ class VectorIndex(Protocol):
 
     def prune(self) -> int:
         """Delete vectors no chunk uses any more; returns how many."""
+        ...
+
+    def record_failure(self, error: dict[str, Any] | None) -> None:
+        """Remember why the last embedding pass stopped (``{"code", "message", "hint"}``), or
+        forget it (``None``), for :meth:`status` to report to later searches."""
         ...
 
     def status(self) -> VectorStatus:

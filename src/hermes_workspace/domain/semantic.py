@@ -60,7 +60,9 @@ class VectorStatus:
     """How far the vector index is: ``chunks`` in the index, ``embedded`` with a vector,
     ``unreadable`` left without one on purpose (the model does not read their language),
     ``pending`` still waiting; ``vectors`` distinct vectors stored (identical chunks share one);
-    ``signature`` of the embedder that made them (``None`` before the first)."""
+    ``signature`` of the embedder that made them (``None`` before the first); ``last_error``:
+    ``{"code", "message", "hint"}`` of the failure that stopped the last embedding pass, ``None``
+    after a pass that finished."""
 
     chunks: int
     embedded: int
@@ -68,6 +70,7 @@ class VectorStatus:
     pending: int
     vectors: int
     signature: str | None
+    last_error: dict[str, Any] | None = None
 
     def semantic_status(self) -> SemanticStatus:
         """``ready`` when nothing is pending, ``indexing`` when nothing is embedded yet (and
@@ -79,7 +82,7 @@ class VectorStatus:
         return "partial"
 
     def to_json(self) -> dict[str, object]:
-        """``{"chunks", "embedded", "unreadable", "pending", "vectors", "signature"}``."""
+        """``{"chunks", "embedded", "unreadable", "pending", "vectors", "signature", "last_error"}``."""
         return {
             "chunks": self.chunks,
             "embedded": self.embedded,
@@ -87,6 +90,7 @@ class VectorStatus:
             "pending": self.pending,
             "vectors": self.vectors,
             "signature": self.signature,
+            "last_error": self.last_error,
         }
 
 
