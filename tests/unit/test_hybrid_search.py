@@ -402,3 +402,12 @@ def test_a_failed_embedding_pass_is_remembered_and_reported() -> None:
     embedder.fail = None
     report = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
     assert report.status == "ready" and vectors.status().last_error is None
+
+
+def test_a_cjk_query_says_that_words_inside_runs_are_not_found() -> None:
+    store = InMemoryIndexStore()
+    store.replace_file(*make_file("/ws/zh.md", ["水银温度计由华伦海特发明。"]))
+    search = SearchWorkspace(store=store, default_limit=10)
+    results = search.execute("温度计")
+    assert any("no word segmentation" in n for n in results.notes)
+    assert search.execute("release").notes == []

@@ -21,6 +21,7 @@ from hermes_workspace.domain.model import SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
 from hermes_workspace.domain.semantic import SEARCH_MODES, SemanticStatus, VectorStatus
+from hermes_workspace.domain.text_normalization import has_cjk
 
 MAX_LIMIT = 10_000
 """Largest number of hits one search returns; larger ``limit`` values are cut to it."""
@@ -275,6 +276,8 @@ class SearchWorkspace:
         fusion: FusionWeights | None = None,
     ) -> SearchResults:
         notes = list(notes)
+        if has_cjk(text):
+            notes.append(CJK_NOTE)
         literals = _literals(query)
         if literals:
             hits = _exact_first(hits, literals)
@@ -310,6 +313,12 @@ class SearchWorkspace:
         reranked = [replace(head[i], score=float(scores[i]), rerank_score=float(scores[i])) for i in order]
         return reranked + tail, self.reranker.name
 
+
+CJK_NOTE = (
+    "Chinese, Japanese and Korean text is indexed as whole runs between spaces and punctuation "
+    "(no word segmentation): a word inside a longer run is not found by keywords; search for the "
+    "whole run, or use a multilingual embedding model for semantic search"
+)
 
 _STATUS_NOTES: dict[str, str] = {
     "consent_required": (

@@ -65,7 +65,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["ARABIC_SCRIPT_RANGES", "MIN_ARTICLE_STEM", "has_arabic_script", "normalize_for_search"]
+__all__ = ["ARABIC_SCRIPT_RANGES", "MIN_ARTICLE_STEM", "has_arabic_script", "has_cjk", "normalize_for_search"]
 
 ARABIC_SCRIPT_RANGES: tuple[tuple[int, int], ...] = (
     (0x0600, 0x06FF),  # Arabic
@@ -130,6 +130,16 @@ _ARTICLE = re.compile(
     "(?:" + "|".join(_ARTICLES) + ")+"  # one article, repeated while the rule applies
     rf"(?=[^\W_]{{{MIN_ARTICLE_STEM}}})"  # and at least MIN_ARTICLE_STEM letters/digits remain
 )
+
+
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+"""Kana, CJK ideographs (with extension A and compatibility forms), Hangul syllables."""
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` holds Chinese, Japanese or Korean characters: scripts written without
+    spaces between words, which the keyword index cannot split into words."""
+    return not text.isascii() and _CJK.search(text) is not None
 
 
 def has_arabic_script(text: str) -> bool:
