@@ -288,7 +288,11 @@ def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
 
 
 def _interrupted() -> WorkspaceError:
-    error = WorkspaceError("interrupted", hint="Nothing half-written is kept; run the command again to finish.")
+    error = WorkspaceError(
+        "interrupted",
+        hint="Nothing half-written is kept; files indexed and vectors computed so far stay. Run the command "
+        "again to finish.",
+    )
     error.code = "interrupted"
     return error
 
