@@ -189,12 +189,17 @@ class Workspace:
         :data:`~hermes_workspace.domain.semantic.SemanticStatus`), ``"provider"``, ``"model"``,
         ``"default_mode"``, ``"vectors"`` (counts, or ``None``), ``"note"}``."""
         config = self._container.config()
-        status, vectors, note = self._container.search_workspace().semantic_status()
+        search = self._container.search_workspace()
+        status, vectors, note = search.semantic_status()
+        provider, model = config.embedder.provider, config.embedder.model_name
+        if self._container.embedder.overridden:  # an embedder given to Workspace.open
+            embedder = self._container.embedder()
+            provider, model = "custom", (embedder.signature if embedder is not None else None)
         return {
             "status": status,
-            "provider": config.embedder.provider,
-            "model": config.embedder.model_name,
-            "default_mode": config.default_mode,
+            "provider": provider,
+            "model": model,
+            "default_mode": search.settings.default_mode,
             "vectors": vectors.to_json() if vectors is not None else None,
             "note": note,
         }
