@@ -6,6 +6,8 @@ import pytest
 
 from hermes_workspace.domain.fusion import (
     LEANING_WEIGHT,
+    LOOKUP_SEMANTIC_WEIGHT,
+    code_names,
     fusion_weights,
     reciprocal_rank_fusion,
 )
@@ -75,20 +77,42 @@ def test_rrf_of_nothing_is_empty() -> None:
         ("sigmet", "terms"),
         ("definition of a sigmet", "terms"),  # stopwords do not count
         ("hermes-agent", "terms"),
+        ("sigmet airmet pirep", "terms"),  # three rare terms and no function word: a lookup
+        ("what is a sigmet in aviation weather", "prose"),
+        ("cost of interior concrete flooring", "prose"),
+        ("Wetterbericht für Hamburg morgen früh", "prose"),  # five words: prose in any language
     ],
 )
 def test_query_kinds(text: str, kind: str) -> None:
     weights = fusion_weights(parse_query(text), coverage=0.95)
     assert weights.kind == kind
-    leaning = (1.0, LEANING_WEIGHT) if kind == "prose" else (LEANING_WEIGHT, 1.0)
+    leaning = (1.0, LEANING_WEIGHT) if kind == "prose" else (LEANING_WEIGHT, LOOKUP_SEMANTIC_WEIGHT)
     assert (weights.keyword, weights.semantic) == leaning
+
+
+def test_code_names_are_the_words_that_look_like_code() -> None:
+    query = parse_query('how does "EmailMessage" use json.loads, utf8 and read_file() here?')
+    assert code_names(query) == ["EmailMessage", "json.loads", "utf8", "read_file"]
+
+
+def test_a_lookup_keeps_bm25_order_against_a_common_word_match() -> None:
+    # "definition of a sigmet": S is keyword #2 (has the rare word), D keyword #31 and semantic #32
+    # (shares only "definition"). With lookup weights, dense evidence cannot lift D above S.
+    keyword = [f"k{i}" for i in range(1, 41)]
+    keyword[1], keyword[30] = "S", "D"
+    semantic = [f"s{i}" for i in range(1, 41)]
+    semantic[31] = "D"
+    weights = fusion_weights(parse_query("definition of a sigmet"), coverage=0.95)
+    fused = [f.key for f in reciprocal_rank_fusion([keyword, semantic], [weights.keyword, weights.semantic], k=60)]
+    assert fused.index("S") < fused.index("D")
+    assert set(fused[:40]) == set(keyword)  # and no dense-only candidate above a keyword hit
 
 
 def test_an_incomplete_vector_index_never_leans_to_the_vectors() -> None:
     prose = fusion_weights(parse_query("how do I undo a release"), coverage=0.95, complete=False)
     assert (prose.keyword, prose.semantic) == (1.0, 1.0)
     terms = fusion_weights(parse_query("sigmet"), coverage=0.95, complete=False)
-    assert (terms.keyword, terms.semantic) == (LEANING_WEIGHT, 1.0)
+    assert (terms.keyword, terms.semantic) == (LEANING_WEIGHT, LOOKUP_SEMANTIC_WEIGHT)
 
 
 def test_leaning_keeps_every_exact_match_above_the_dense_only_candidates() -> None:
@@ -102,7 +126,7 @@ def test_weights_follow_the_query_kind() -> None:
     prose = fusion_weights(parse_query("how do I undo a release"), coverage=0.95)
     assert (prose.keyword, prose.semantic, prose.kind) == (1.0, LEANING_WEIGHT, "prose")
     ident = fusion_weights(parse_query("where is read_file defined"), coverage=0.95)
-    assert (ident.keyword, ident.semantic, ident.kind) == (LEANING_WEIGHT, 1.0, "identifier")
+    assert (ident.keyword, ident.semantic, ident.kind) == (LEANING_WEIGHT, LOOKUP_SEMANTIC_WEIGHT, "identifier")
     arabic = fusion_weights(parse_query("من هو عبد المطلب"), coverage=0.0)
     assert (arabic.keyword, arabic.semantic, arabic.kind) == (1.0, 0.0, "unreadable")
     assert arabic.to_json() == {"keyword_weight": 1.0, "semantic_weight": 0.0, "query_kind": "unreadable"}

@@ -203,7 +203,10 @@ def test_a_query_the_model_cannot_read_is_keyword_only(world) -> None:  # type: 
     results = _search(world).execute("عبد المطلب")
     assert results.fusion is not None and results.fusion["query_kind"] == "unreadable"
     assert [str(h.path) for h in results] == ["/ws/ar/history.txt"]
-    assert results[0].semantic_rank is None and results[0].keyword_rank == 1
+    # Plain keyword hits: the mode that ran is keyword, and its hits keep the keyword JSON shape.
+    assert results.mode == "keyword" and set(results[0].to_json()) == {
+        "path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content"
+    }
     assert embedder.queries_embedded == 0
     assert any("does not read" in n for n in results.notes)
 
@@ -287,9 +290,22 @@ def test_unknown_mode_is_a_usage_error(world) -> None:  # type: ignore[no-untype
         _search(world).execute("release", mode="dense")
 
 
-def test_empty_query_gives_no_hits_in_every_mode(world) -> None:  # type: ignore[no-untyped-def]
+def test_empty_query_gives_no_hits_in_every_mode_and_says_why(world) -> None:  # type: ignore[no-untyped-def]
     for mode in ("keyword", "semantic", "hybrid"):
-        assert list(_search(world).execute("  ?! ", mode=mode)) == []
+        results = _search(world).execute("  ?! x ", mode=mode)
+        assert list(results) == []
+        assert results.notes and "nothing to search for" in results.notes[0]
+
+
+def test_code_names_in_a_sentence_keep_exact_matches_first(world) -> None:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    store.replace_file(*make_file("/ws/code/msg.py", ["class EmailMessage(MIMEPart):\n    pass"]))
+    for i in range(3):
+        store.replace_file(*make_file(f"/ws/notes/headers{i}.md", [f"headers headers headers note {i}"]))
+    EmbedChunks(embedder=embedder, open_vectors=lambda: vectors).execute()
+    results = _search(world).execute("EmailMessage headers")
+    assert results.fusion is not None and results.fusion["query_kind"] == "identifier"
+    assert str(results[0].path) == "/ws/code/msg.py"
 
 
 # -- reranking -------------------------------------------------------------------------------

@@ -96,3 +96,18 @@ def test_model2vec_needs_a_model_folder() -> None:
 def test_type_errors_speak_yaml() -> None:
     with pytest.raises(ConfigError, match="knowledgebase.embedder must be a mapping, got a list"):
         WorkspaceConfig.from_dict({"knowledgebase": {"embedder": ["onnx"]}})
+
+
+def test_reranker_model_belongs_to_the_cross_encoder() -> None:
+    with pytest.raises(ConfigError, match="knowledgebase.reranker.model must be the folder of a cross-encoder"):
+        WorkspaceConfig.from_dict({"knowledgebase": {"reranker": {"provider": "cross-encoder"}}})
+    with pytest.raises(ConfigError, match="read by the cross-encoder provider only"):
+        WorkspaceConfig.from_dict({"knowledgebase": {"reranker": {"provider": "heuristic", "model": "x"}}})
+
+
+def test_a_misspelled_section_name_is_an_error_but_other_keys_pass() -> None:
+    with pytest.raises(ConfigError, match="unknown section knowledgebase.embeder") as raised:
+        WorkspaceConfig.from_dict({"knowledgebase": {"embeder": {"provider": "onnx"}}})
+    assert raised.value.hint == "Did you mean knowledgebase.embedder?"
+    # Keys of the spec that this version does not read are not near-misses of a section.
+    WorkspaceConfig.from_dict({"knowledgebase": {"retrieval_mode": "gated", "auto_index": True}})

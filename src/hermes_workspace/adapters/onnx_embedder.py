@@ -301,7 +301,7 @@ def export_onnx(folder: Path, target: Path) -> None:
     except OSError as exc:
         raise EmbedderUnavailableError(
             f"cannot write the ONNX export to {target.parent}: {exc.strerror or exc}",
-            hint="Check that HERMES_HOME/models is writable.",
+            hint=f"Make {target.parent.parent} writable, or point HERMES_MODELS_DIR at a writable folder.",
         ) from None
     tmp = Path(tmp_name)
     try:

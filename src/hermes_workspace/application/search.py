@@ -16,7 +16,13 @@ from hermes_workspace.domain.errors import (
     UsageError,
     WorkspaceError,
 )
-from hermes_workspace.domain.fusion import DEFAULT_RRF_K, FusionWeights, fusion_weights, reciprocal_rank_fusion
+from hermes_workspace.domain.fusion import (
+    DEFAULT_RRF_K,
+    FusionWeights,
+    code_names,
+    fusion_weights,
+    reciprocal_rank_fusion,
+)
 from hermes_workspace.domain.model import SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
@@ -121,7 +127,8 @@ class SearchWorkspace:
         if mode == "keyword":
             status = self._status_only()
             hits = [] if query.is_empty else self._keyword(query, prefix, pattern, limit)
-            return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status)
+            notes = [EMPTY_NOTE] if query.is_empty else []
+            return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes)
         return self._semantic_or_hybrid(text, query, prefix, pattern, limit, mode)
 
     # -- keyword ---------------------------------------------------------------------------
@@ -139,7 +146,9 @@ class SearchWorkspace:
         notes: list[str] = []
         side = self.semantic
         if query.is_empty:
-            return self._finish(text, query, [], limit, mode=mode, requested=mode, status=self._status_only())
+            return self._finish(
+                text, query, [], limit, mode=mode, requested=mode, status=self._status_only(), notes=[EMPTY_NOTE]
+            )
         if side is None:
             notes.append("no embedder is configured (knowledgebase.embedder.provider: none): keyword search only")
             return self._fallback(text, query, prefix, pattern, limit, mode, "disabled", notes)
@@ -152,7 +161,10 @@ class SearchWorkspace:
             stored = vectors.status()
             status: SemanticStatus = stored.semantic_status()
             if stored.embedded == 0 and stored.last_error is not None:
-                notes.append(f"the last embedding pass failed: {_error_text(stored.last_error)}; keyword search only")
+                notes.append(
+                    f"the last embedding pass failed: {_error_text(stored.last_error)}; fix that and run "
+                    "`hermes-workspace index`; keyword search only"
+                )
                 return self._fallback(text, query, prefix, pattern, limit, mode, "unavailable", notes)
             if stored.signature is None or (stored.embedded == 0 and stored.pending > 0):
                 notes.append("no chunk has a vector yet: run `hermes-workspace index`; keyword search only")
@@ -224,8 +236,6 @@ class SearchWorkspace:
         fusion: FusionWeights | None = None,
     ) -> SearchResults:
         hits = self._keyword(query, prefix, pattern, limit)
-        if requested == "hybrid" and fusion is not None:
-            hits = fuse(hits, [], fusion, self.settings.rrf_k)
         return self._finish(
             text, query, hits, limit, mode="keyword", requested=requested, status=status, notes=notes, fusion=fusion
         )
@@ -247,7 +257,10 @@ class SearchWorkspace:
             vectors = side.open_vectors()
             stored = vectors.status()
             if stored.embedded == 0 and stored.last_error is not None:
-                return "unavailable", stored, f"the last embedding pass failed: {_error_text(stored.last_error)}"
+                return "unavailable", stored, (
+                    f"the last embedding pass failed: {_error_text(stored.last_error)}; fix that and run "
+                    "`hermes-workspace index`"
+                )
             if stored.signature is None:
                 return "indexing", stored, "no chunk has a vector yet: run `hermes-workspace index`"
             if stored.signature != side.embedder.signature:
@@ -314,6 +327,8 @@ class SearchWorkspace:
         return reranked + tail, self.reranker.name
 
 
+EMPTY_NOTE = "the query holds no word of two or more letters or digits: nothing to search for"
+
 CJK_NOTE = (
     "Chinese, Japanese and Korean text is indexed as whole runs between spaces and punctuation "
     "(no word segmentation): a word inside a longer run is not found by keywords; search for the "
@@ -379,7 +394,11 @@ def _error_text(error: dict[str, object]) -> str:
 
 
 def _literals(query: Query) -> list[str]:
-    return [g.literal.casefold() for g in query.groups if isinstance(g, Compound) and g.literal]
+    """Identifiers typed whole: compounds (``read_file``, ``hermes-agent``) and code names
+    (``EmailMessage``, ``json.loads``), case-folded, for the exact-match rule."""
+    found = [g.literal.casefold() for g in query.groups if isinstance(g, Compound) and g.literal]
+    found += [name.casefold() for name in code_names(query)]
+    return list(dict.fromkeys(found))
 
 
 def _glob(pattern: str | None) -> str | None:

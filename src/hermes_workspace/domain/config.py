@@ -202,6 +202,7 @@ class WorkspaceConfig:
             raise ConfigError("config.yaml must hold a mapping at the top level")
         ws = _section(data, "workspace")
         kb = _section(data, "knowledgebase")
+        _check_section_names(kb)
         chunking = _section(kb, "chunking", prefix="knowledgebase.")
         indexing = _section(kb, "indexing", prefix="knowledgebase.")
         search = _section(kb, "search", prefix="knowledgebase.")
@@ -341,6 +342,24 @@ _MOVED_KEYS = {
 """Keys of seed 001's retriever section that live elsewhere here."""
 
 
+_KNOWLEDGEBASE_SECTIONS = ("roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker")
+
+
+def _check_section_names(kb: Mapping[str, Any]) -> None:
+    """A near-miss of a section name (``embeder:``) would leave the whole section unread; other
+    keys (the spec's ``retrieval_mode``, ``auto_index``...) are left to the parts that read them."""
+    import difflib
+
+    for key in kb:
+        if key in _KNOWLEDGEBASE_SECTIONS or not isinstance(key, str):
+            continue
+        close = difflib.get_close_matches(key, _KNOWLEDGEBASE_SECTIONS, n=1, cutoff=0.8)
+        if close:
+            raise ConfigError(
+                f"unknown section knowledgebase.{key}", hint=f"Did you mean knowledgebase.{close[0]}?"
+            )
+
+
 def _check_keys(data: Mapping[str, Any], section: str) -> None:
     import difflib
 
@@ -430,6 +449,14 @@ def _reranker(data: Mapping[str, Any]) -> RerankerConfig:
     deadline_ms = _int(data, "deadline_ms", 2_000, p + "deadline_ms")
     if not 1 <= top_n <= MAX_TOP_K:
         raise ConfigError(f"{p}top_n must be >= 1 and <= {MAX_TOP_K}, got {top_n}")
+    model = _str(data, "model", "", p + "model")
+    if provider == "cross-encoder" and not model:
+        raise ConfigError(
+            f"{p}model must be the folder of a cross-encoder for the cross-encoder provider",
+            hint="No cross-encoder is bundled and none is downloaded; give a local folder, or use provider: heuristic.",
+        )
+    if provider != "cross-encoder" and model:
+        raise ConfigError(f"{p}model is read by the cross-encoder provider only (provider is {provider})")
     if not 1 <= deadline_ms <= 600_000:
         raise ConfigError(f"{p}deadline_ms must be >= 1 and <= 600000, got {deadline_ms}")
     return RerankerConfig(provider=provider, model=_str(data, "model", "", p + "model"), top_n=top_n, deadline_ms=deadline_ms)

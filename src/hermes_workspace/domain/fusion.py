@@ -14,13 +14,19 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from hermes_workspace.domain.query import Compound, Query
+from hermes_workspace.domain.query import ENGLISH_STOPWORDS, Compound, Query
 from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD
 
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_RRF_K = 60
 """The RRF constant of Cormack et al. (2009) and of seed 001."""
+
+LOOKUP_SEMANTIC_WEIGHT = 0.5
+"""The semantic weight for term lookups and code names (keyword weight :data:`LEANING_WEIGHT`):
+at 4:1 the vectors cannot lift a chunk that only shares a common word of the query ("definition"
+in "definition of a sigmet") above the chunks BM25 ranks near the top for the rare one, nor any
+dense-only candidate above a keyword hit; they still break near-ties and add recall after them."""
 
 LEANING_WEIGHT = 2.0
 """The weight of the retriever that suits the query's kind (the other has 1). Measured on the
@@ -33,11 +39,25 @@ SHORT_QUERY_WORDS = 2
 ``definition of a sigmet``, ``EmailMessage``): their exact matches must come first, and keyword
 search is the retriever that promises them."""
 
+PROSE_MIN_WORDS = 5
+"""From this many words a query is prose even without an English function word (other
+languages, telegraphic descriptions)."""
+
+FUNCTION_WORDS = ENGLISH_STOPWORDS | frozenset(
+    {
+        "what", "how", "why", "when", "where", "who", "whom", "whose", "which", "do", "does", "did",
+        "can", "could", "should", "would", "i", "you", "we", "my", "your", "our", "from", "about",
+    }
+)  # fmt: skip
+"""Words that mark a sentence or a question rather than a list of terms: three rare terms
+(``sigmet airmet pirep``) are a lookup, ``what is a sigmet in aviation`` is prose."""
+
 QueryKind = Literal["prose", "terms", "identifier", "unreadable"]
 """``identifier``: the query holds a code name as typed (``read_file``, ``EmailMessage``,
-``json.loads``, ``utf8``); ``terms``: at most :data:`SHORT_QUERY_WORDS` words; ``unreadable``: the
-embedder does not read the query's language (:data:`COVERAGE_THRESHOLD`); ``prose``: the rest
-(questions and descriptions, where the dense side paraphrases best)."""
+``json.loads``, ``utf8``); ``unreadable``: the embedder does not read the query's language
+(:data:`COVERAGE_THRESHOLD`); ``prose``: more than :data:`SHORT_QUERY_WORDS` words with a function
+word (:data:`FUNCTION_WORDS`), or at least :data:`PROSE_MIN_WORDS` words (questions and
+descriptions, where the dense side paraphrases best); ``terms``: the rest (term lookups)."""
 
 _IDENTIFIER = re.compile(
     r"""
@@ -71,9 +91,10 @@ def fusion_weights(query: Query, coverage: float, *, complete: bool = True) -> F
       language the model does not read is noise: on the Arabic arcd set an English model alone
       scores 0.04 nDCG@10 and plain RRF drags BM25's 0.81 down to 0.42);
     - a code name in the query (``snake_case``, ``CamelCase``, ``dotted.name``, letters with
-      digits) or at most :data:`SHORT_QUERY_WORDS` words: keyword :data:`LEANING_WEIGHT`,
-      semantic 1, so that every exact match ranks above the dense-only candidates;
-    - otherwise (prose): keyword 1, semantic :data:`LEANING_WEIGHT`.
+      digits) or a term lookup (see :data:`QueryKind`): keyword :data:`LEANING_WEIGHT`, semantic
+      :data:`LOOKUP_SEMANTIC_WEIGHT`, so that exact matches keep BM25's order and rank above the
+      dense-only candidates;
+    - prose: keyword 1, semantic :data:`LEANING_WEIGHT`.
 
     ``complete=False`` (some chunks have no vector yet) caps the semantic weight at the keyword
     weight: a chunk without a vector can only be found by keywords, and must not be buried under
@@ -85,15 +106,33 @@ def fusion_weights(query: Query, coverage: float, *, complete: bool = True) -> F
     """
     if coverage < COVERAGE_THRESHOLD:
         return FusionWeights(keyword=1.0, semantic=0.0, kind="unreadable")
-    if _IDENTIFIER.search(query.text) or any(isinstance(g, Compound) and "_" in g.literal for g in query.groups):
-        weights = FusionWeights(keyword=LEANING_WEIGHT, semantic=1.0, kind="identifier")
-    elif len(query.groups) <= SHORT_QUERY_WORDS:
-        weights = FusionWeights(keyword=LEANING_WEIGHT, semantic=1.0, kind="terms")
-    else:
+    if code_names(query) or any(isinstance(g, Compound) and "_" in g.literal for g in query.groups):
+        weights = FusionWeights(keyword=LEANING_WEIGHT, semantic=LOOKUP_SEMANTIC_WEIGHT, kind="identifier")
+    elif _is_prose(query):
         weights = FusionWeights(keyword=1.0, semantic=LEANING_WEIGHT, kind="prose")
+    else:
+        weights = FusionWeights(keyword=LEANING_WEIGHT, semantic=LOOKUP_SEMANTIC_WEIGHT, kind="terms")
     if not complete and weights.semantic > weights.keyword:
         weights = FusionWeights(keyword=weights.keyword, semantic=weights.keyword, kind=weights.kind)
     return weights
+
+
+def code_names(query: Query) -> list[str]:
+    """The words of the query text that look like code (:data:`_IDENTIFIER`: ``EmailMessage``,
+    ``json.loads``, ``read_file``, ``utf8``), as typed, without surrounding punctuation."""
+    names = []
+    for token in query.text.split():
+        token = token.strip("\"'`,;:!?()[]{}<>")
+        if token and _IDENTIFIER.search(token):
+            names.append(token)
+    return names
+
+
+def _is_prose(query: Query) -> bool:
+    if len(query.groups) <= SHORT_QUERY_WORDS:
+        return False
+    words = query.text.casefold().split()
+    return len(words) >= PROSE_MIN_WORDS or any(w.strip("?!.,;:") in FUNCTION_WORDS for w in words)
 
 
 @dataclass(frozen=True, slots=True)
