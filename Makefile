@@ -37,7 +37,7 @@ demo: install
 
 # Hybrid search on three standard-library packages (about 80 chunks) with the bundled local model
 # run by onnxruntime: the first index exports the model to ONNX once (seconds), then embeds the
-# chunks (about 20 s on 2 cores: long code chunks are embedded in several 256-token windows).
+# chunks (20-40 s on 2 cores: long code chunks are embedded in several 256-token windows).
 DEMO_HYBRID_HOME ?= $(CURDIR)/.hermes-demo-hybrid
 HYBRID_PACKAGES := json urllib concurrent
 
