@@ -48,8 +48,7 @@ counted); ``prose``: the rest (questions and descriptions, where the dense side 
 Measured on msmarco (43 queries, 9 of them short or holding a code-like token): a finer rule that
 also sent three-word queries without a function word (``lps laws definition``) and words with
 digits (``ww1``) to the keyword side scored 0.7924 nDCG@10 against 0.8004 without it, so it was
-dropped;
-three rare terms in a row (``sigmet airmet pirep``) therefore count as prose."""
+dropped; three rare terms in a row (``sigmet airmet pirep``) therefore count as prose."""
 
 _IDENTIFIER = re.compile(
     r"""
