@@ -124,6 +124,10 @@ def run_dataset(ds: Dataset, keep: bool = False) -> dict[str, Any]:
     record("hybrid", "hybrid (shipped: weighted RRF k=60, top 40+40, language gate)", hybrid,
            seconds_per_query=hybrid_s, query_kinds=kinds)
     record("hybrid_heuristic", "hybrid + heuristic reranker (top 20)", reranked, seconds_per_query=rerank_s)
+    int8, coverage = _dense_onnx(ds, queries, quantize=True)
+    record("semantic_int8", "option quantize: true (int8 onnx), semantic", int8)
+    record("hybrid_int8", "option quantize: true (int8 onnx), hybrid with the shipped weights",
+           _fuse_per_query(keyword, int8, queries, coverage))
     static = _dense_static(ds, queries)
     if static is not None:
         record("semantic_model2vec", "alternative default: model2vec static model distilled from MiniLM", static)
@@ -163,6 +167,35 @@ def _dense_without_gate(ds: Dataset, queries: dict[str, str], home_models: Path)
         scores = [cosine(q, v) for v in vectors]
         run[qid] = [ids[j] for j in sorted(range(len(ids)), key=lambda j: -scores[j])[:DEPTH]]
     return run
+
+
+def _dense_onnx(ds: Dataset, queries: dict[str, str], *, quantize: bool) -> tuple[Ranking, dict[str, float]]:
+    """Exact cosine ranking of every document with the onnx embedder, and each query's coverage."""
+    from benchmarks.common import doc_text
+    from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
+    from hermes_workspace.domain.semantic import cosine
+
+    embedder = OnnxEmbedder("", cache_dir=WORK_MODELS, quantize=quantize)
+    ids = list(ds.corpus)
+    vectors = embedder.embed_documents([doc_text(*ds.corpus[i]) for i in ids])
+    run: Ranking = {}
+    for qid, text in queries.items():
+        q = embedder.embed_query(text)
+        scores = [cosine(q, v) for v in vectors]
+        run[qid] = [ids[j] for j in sorted(range(len(ids)), key=lambda j: -scores[j])[:DEPTH]]
+    return run, {qid: embedder.coverage(text) for qid, text in queries.items()}
+
+
+def _fuse_per_query(keyword: Ranking, dense: Ranking, queries: dict[str, str], coverage: dict[str, float]) -> Ranking:
+    """The shipped fusion (per-query weights, top 40 + 40) of two document rankings."""
+    from hermes_workspace.domain.fusion import fusion_weights, reciprocal_rank_fusion
+    from hermes_workspace.domain.query import parse_query
+
+    out: Ranking = {}
+    for q in keyword:
+        w = fusion_weights(parse_query(queries[q]), coverage[q])
+        out[q] = [str(f.key) for f in reciprocal_rank_fusion([keyword[q][:TOP_K], dense[q][:TOP_K]], [w.keyword, w.semantic], 60)]
+    return out
 
 
 def _dense_static(ds: Dataset, queries: dict[str, str]) -> Ranking | None:

@@ -145,7 +145,9 @@ def make_embedder(config: EmbedderConfig, home: Path) -> Embedder | None:
     if config.provider == "onnx":
         from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
 
-        return OnnxEmbedder(config.model, cache_dir=models_dir(home), batch_size=config.batch_size)
+        return OnnxEmbedder(
+            config.model, cache_dir=models_dir(home), batch_size=config.batch_size, quantize=config.quantize
+        )
     if config.provider == "sentence-transformers":
         from hermes_workspace.adapters.sentence_transformers_embedder import SentenceTransformersEmbedder
 

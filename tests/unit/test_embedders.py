@@ -272,7 +272,8 @@ def test_export_lands_in_a_model_folder_of_the_cache_with_no_temporary_left(onnx
     digest = folder_digest(_minilm_folder())[:12]
     assert path == onnx_embedder.cache_dir / f"all-MiniLM-L6-v2-{digest}" / "model.onnx"
     assert path.is_file() and path.stat().st_size > 10_000_000
-    assert [p.name for p in path.parent.iterdir()] == ["model.onnx"]
+    # The int8 copy (tests/unit/test_onnx_quantized.py shares this session's cache) may sit beside it.
+    assert {p.name for p in path.parent.iterdir()} <= {"model.onnx", "model.int8.onnx"}
 
 
 def test_query_in_a_new_process_uses_the_export_without_torch(onnx_embedder: Any) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import logging
 import os
 import tempfile
 import threading
@@ -55,7 +56,10 @@ class OnnxEmbedder:
     ``model``: ``""`` / ``"all-MiniLM-L6-v2"`` / ``"sentence-transformers/all-MiniLM-L6-v2"``
     (the bundled copy) or a local folder (``~`` expanded). ``cache_dir`` holds the ONNX exports,
     one folder per model identity. ``batch_size``: windows per model call. ``threads``:
-    onnxruntime intra-op threads (``None``: one per core).
+    onnxruntime intra-op threads (``None``: one per core). ``quantize``: run an int8 copy of the
+    export (onnxruntime's dynamic quantization, made once next to it): measured with MiniLM on
+    this 2-core CPU, 2.1x the throughput (153 vs 71 msmarco passages/s) for 0.007 less nDCG@10
+    (0.7910 vs 0.7977, semantic alone); its vectors differ, so it has its own signature.
 
     Vectors: float32, unit length, ``dimensions`` long (384 for MiniLM). A text of more than
     ``max_input_tokens - 2`` tokens (word pieces, specials excluded) is read in windows of that
@@ -75,7 +79,15 @@ class OnnxEmbedder:
 
     provider = "onnx"
 
-    def __init__(self, model: str = "", *, cache_dir: Path, batch_size: int = 32, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str = "",
+        *,
+        cache_dir: Path,
+        batch_size: int = 32,
+        threads: int | None = None,
+        quantize: bool = False,
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if threads is not None and threads < 1:
@@ -84,6 +96,7 @@ class OnnxEmbedder:
         self.cache_dir = Path(cache_dir).expanduser()
         self.batch_size = batch_size
         self.threads = threads
+        self.quantize = quantize
         self._lock = threading.RLock()
         self._layout: ModelLayout | None = None
         self._tokenizer: ModelTokenizer | None = None
@@ -141,7 +154,11 @@ class OnnxEmbedder:
         the same model files; cheap (no model load)."""
         layout = self.layout()
         window, overlap = self._window()
-        return f"{self.provider}:{layout.name}:{layout.short_digest}:{self.dimensions}:{layout.pooling}:w{window}o{overlap}"
+        int8 = ":int8" if self.quantize else ""
+        return (
+            f"{self.provider}:{layout.name}:{layout.short_digest}:{self.dimensions}:{layout.pooling}"
+            f":w{window}o{overlap}{int8}"
+        )
 
     @property
     def dimensions(self) -> int:
@@ -222,20 +239,25 @@ class OnnxEmbedder:
                 import onnxruntime
             except ImportError as exc:
                 raise missing_library(exc, "the onnx embedder") from None
-            path = self.onnx_path
+            source = self.onnx_path
             exported = False
-            if not path.is_file():
-                export_onnx(layout.transformer_dir, path)
+            if not source.is_file():
+                export_onnx(layout.transformer_dir, source)
                 exported = True
+            path = self._quantized(source) if self.quantize else source
             try:
                 session = _open_session(onnxruntime, path, self.threads)
             except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own untyped errors
-                if exported:
+                if exported and not self.quantize:
                     raise EmbedderUnavailableError(
                         f"onnxruntime cannot load {path}: {exc}", hint=f"Check the install: {SEMANTIC_INSTALL}"
                     ) from None
-                # A damaged cache file (a disk that filled up, a hand edit): export it afresh once.
-                export_onnx(layout.transformer_dir, path)
+                # A damaged cache file (a disk that filled up, a hand edit): make it afresh once,
+                # the int8 copy from a fresh export, never by renaming the float32 file.
+                if self.quantize:
+                    path.unlink(missing_ok=True)
+                export_onnx(layout.transformer_dir, source)
+                path = self._quantized(source) if self.quantize else source
                 try:
                     session = _open_session(onnxruntime, path, self.threads)
                 except Exception as again:  # noqa: BLE001 - as above
@@ -245,6 +267,34 @@ class OnnxEmbedder:
             self._inputs = frozenset(i.name for i in session.get_inputs())
             self._pad_id = _pad_id(layout.transformer_dir)
             self._session = session
+
+
+    def _quantized(self, source: Path) -> Path:
+        """The int8 copy of ``source`` (``model.int8.onnx`` beside it), made once, atomically."""
+        target = source.with_name("model.int8.onnx")
+        if target.is_file():
+            return target
+        try:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+        except ImportError as exc:
+            raise missing_library(exc, "the quantized onnx embedder") from None
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            # The quantizer logs advice with a web address on the root logger: not for our users.
+            logging.disable(logging.WARNING)
+            try:
+                quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8)
+            finally:
+                logging.disable(logging.NOTSET)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except Exception as exc:  # noqa: BLE001 - onnx / onnxruntime raise their own untyped errors
+            tmp.unlink(missing_ok=True)
+            raise EmbedderUnavailableError(
+                f"cannot quantize {source} to int8: {type(exc).__name__}: {exc}",
+                hint="Set knowledgebase.embedder.quantize to false, or check that the folder is writable.",
+            ) from None
+        return target
 
 
 def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:
