@@ -244,6 +244,7 @@ def _embedders(work: Path) -> dict[str, Any]:
 
     made: dict[str, Any] = {
         "onnx (all-MiniLM-L6-v2, onnxruntime)": OnnxEmbedder("", cache_dir=work / "models"),
+        "onnx int8 (quantize: true)": OnnxEmbedder("", cache_dir=work / "models", quantize=True),
         "sentence-transformers (all-MiniLM-L6-v2, torch)": SentenceTransformersEmbedder(""),
     }
     m2v = _distilled_model2vec(work)
