@@ -58,8 +58,9 @@ class OnnxEmbedder:
     one folder per model identity. ``batch_size``: windows per model call. ``threads``:
     onnxruntime intra-op threads (``None``: one per core). ``quantize``: run an int8 copy of the
     export (onnxruntime's dynamic quantization, made once next to it): measured with MiniLM on
-    this 2-core CPU, 2.1x the throughput (153 vs 71 msmarco passages/s) for 0.007 less nDCG@10
-    (0.7910 vs 0.7977, semantic alone); its vectors differ, so it has its own signature.
+    this 2-core CPU (benchmarks/results/semantic.json), about 2x the throughput (191 vs 84 msmarco
+    passages/s) for 0.004 less nDCG@10 in hybrid search (0.7961 vs 0.8003); its vectors differ, so
+    it has its own signature.
 
     Vectors: float32, unit length, ``dimensions`` long (384 for MiniLM). A text of more than
     ``max_input_tokens - 2`` tokens (word pieces, specials excluded) is read in windows of that
