@@ -46,7 +46,11 @@ from typing import Any, TypeVar
 
 import apsw
 
-from hermes_workspace.adapters.sqlite_errors import translated_sqlite_errors
+from hermes_workspace.adapters.sqlite_common import (
+    checked_connection,
+    immediate_transaction,
+    translated_sqlite_errors,
+)
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, StoreStatus
 from hermes_workspace.domain.query import Compound, Query
@@ -397,14 +401,8 @@ class SqliteFts5Store:
             with self._batch_savepoint(conn):
                 yield
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate_transaction(conn):
             yield
-            conn.execute("COMMIT")
-        except BaseException:
-            if not conn.get_autocommit():
-                conn.execute("ROLLBACK")
-            raise
 
     # -- error translation ------------------------------------------------------------------
 
@@ -413,16 +411,9 @@ class SqliteFts5Store:
         return translated_sqlite_errors(self.path, action, busy_timeout_ms=self.busy_timeout_ms, subject="index store")
 
     def _connection(self, action: str, *, write: bool = False) -> apsw.Connection:
-        if self._conn is None:
-            raise StoreError(
-                f"the index store for {self.path} is closed", hint="Open a new store; a closed one cannot be reused."
-            )
-        if write and self.readonly:
-            raise StoreError(
-                f"cannot {action}: the index store for {self.path} was opened read-only",
-                hint="Open the store without readonly=True to write.",
-            )
-        return self._conn
+        return checked_connection(
+            self._conn, self.path, action, subject="index store", write=write, readonly=self.readonly
+        )
 
     def _run(self, action: str, fn: Callable[[apsw.Connection], _T], *, write: bool = False) -> _T:
         with self._translate(action):

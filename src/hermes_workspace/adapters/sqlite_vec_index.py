@@ -45,7 +45,11 @@ from typing import Any, Self, TypeVar
 
 import apsw
 
-from hermes_workspace.adapters.sqlite_errors import translated_sqlite_errors
+from hermes_workspace.adapters.sqlite_common import (
+    checked_connection,
+    immediate_transaction,
+    translated_sqlite_errors,
+)
 from hermes_workspace.adapters.sqlite_fts5_store import path_filters
 from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import SearchHit
@@ -242,14 +246,8 @@ class SqliteVecIndex:
     def _write_transaction(self, conn: apsw.Connection) -> Iterator[None]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any error): the write lock is taken
         up front, so a busy writer is waited for instead of failing on a lock upgrade."""
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate_transaction(conn):
             yield
-            conn.execute("COMMIT")
-        except BaseException:
-            if not conn.get_autocommit():
-                conn.execute("ROLLBACK")
-            raise
 
     # -- error translation ------------------------------------------------------------------
 
@@ -258,16 +256,9 @@ class SqliteVecIndex:
         return translated_sqlite_errors(self.path, action, busy_timeout_ms=self.busy_timeout_ms, subject="vector index")
 
     def _connection(self, action: str, *, write: bool = False) -> apsw.Connection:
-        if self._conn is None:
-            raise StoreError(
-                f"the vector index for {self.path} is closed", hint="Open a new index; a closed one cannot be reused."
-            )
-        if write and self.readonly:
-            raise StoreError(
-                f"cannot {action}: the vector index for {self.path} was opened read-only",
-                hint="Open the index without readonly=True to write.",
-            )
-        return self._conn
+        return checked_connection(
+            self._conn, self.path, action, subject="vector index", write=write, readonly=self.readonly
+        )
 
     def _run(self, action: str, fn: Callable[[apsw.Connection], _T], *, write: bool = False) -> _T:
         with self._translate(action):

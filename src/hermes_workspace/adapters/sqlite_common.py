@@ -1,5 +1,6 @@
-"""Translation of apsw (SQLite) exceptions into :class:`StoreError`, shared by the adapters that
-open the index file (:mod:`.sqlite_fts5_store`, :mod:`.sqlite_vec_index`)."""
+"""What the adapters that open the index file (:mod:`.sqlite_fts5_store`, :mod:`.sqlite_vec_index`)
+do alike: translate apsw (SQLite) exceptions into :class:`StoreError`, guard their connection,
+and write in ``BEGIN IMMEDIATE`` transactions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,41 @@ from pathlib import Path
 import apsw
 
 from hermes_workspace.domain.errors import StoreError, WorkspaceError
+
+
+@contextmanager
+def immediate_transaction(conn: apsw.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any error). IMMEDIATE takes the write
+    lock up front, so a busy writer is waited for (busy timeout) instead of failing on a
+    read-to-write lock upgrade."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if not conn.get_autocommit():
+            conn.execute("ROLLBACK")
+        raise
+
+
+def checked_connection(
+    conn: apsw.Connection | None, path: Path, action: str, *, subject: str, write: bool, readonly: bool
+) -> apsw.Connection:
+    """``conn``, if it is open and may do ``action`` (a write needs a writable connection).
+
+    Raises:
+        StoreError: the connection was closed, or ``write`` on a ``readonly`` one.
+    """
+    if conn is None:
+        raise StoreError(
+            f"the {subject} for {path} is closed", hint=f"Open a new {subject}; a closed one cannot be reused."
+        )
+    if write and readonly:
+        raise StoreError(
+            f"cannot {action}: the {subject} for {path} was opened read-only",
+            hint=f"Open the {subject} without readonly=True to write.",
+        )
+    return conn
 
 
 @contextmanager
@@ -48,6 +84,6 @@ def translated_sqlite_errors(path: Path, action: str, *, busy_timeout_ms: int, s
         raise StoreError(f"cannot {action} the index database {path}: {exc}") from exc
     except UnicodeEncodeError as exc:
         raise StoreError(
-            f"cannot {action}: text or path is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r})",
+            f"cannot {action}: text or path is not valid Unicode ({exc.reason}: {exc.object[exc.start : exc.end]!r})",
             hint="A file name that is not valid UTF-8 cannot be indexed: rename the file, or add it to .hermesignore.",
         ) from exc
