@@ -500,3 +500,64 @@ def combine(plan: WindowPlan, rows: Sequence[np.ndarray]) -> list[Vector]:
         else:
             vectors.append(mean_of_unit_vectors([rows[i].tolist() for i, _ in entry], [n for _, n in entry]))
     return vectors
+
+
+class WindowedTransformerEmbedder:
+    """What the two local transformer embedders (``onnx``, ``sentence-transformers``) share:
+    tokenize, cut each text into windows of ``max_seq_length`` minus the special tokens (word
+    pieces) overlapping by :data:`WINDOW_OVERLAP`, run the windows sorted by length
+    ``batch_size`` at a time, and combine each text's windows by their token-weighted mean.
+
+    A subclass provides ``batch_size``, :meth:`layout`, :meth:`_tokens`, :meth:`_load` (the
+    model) and :meth:`_run` (one padded batch of token ids -> unit rows).
+
+    Raises (from the embed methods): :class:`EmbedderUnavailableError`, as the subclass's model does.
+    """
+
+    batch_size: int
+
+    def layout(self) -> ModelLayout:
+        raise NotImplementedError
+
+    def _tokens(self) -> ModelTokenizer:
+        raise NotImplementedError
+
+    def _load(self) -> Any:
+        raise NotImplementedError
+
+    def _run(self, batch: list[Sequence[int]]) -> Any:
+        raise NotImplementedError
+
+    def _window(self) -> tuple[int, int]:
+        return window_size(self.layout().max_seq_length, self._tokens().special_count)
+
+    @property
+    def max_input_tokens(self) -> int:
+        """The model's ``max_seq_length`` in tokens, special tokens included (MiniLM: 256); a
+        window holds that many minus the specials."""
+        return self.layout().max_seq_length
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        """One unit float32 vector per text, in order; ``[]`` for no texts (with the model's
+        document prompt, if it has one)."""
+        if not texts:
+            return []
+        prompt = document_prompt(self.layout())
+        return self._embed([prompt + t for t in texts] if prompt else list(texts))
+
+    def embed_query(self, text: str) -> Vector:
+        """The vector of a search query (with the model's query prompt, if it has one)."""
+        return self._embed([query_prompt(self.layout()) + text])[0]
+
+    def coverage(self, text: str) -> float:
+        """Share (0..1) of ``text``'s letters the vocabulary reads in pieces of 2+ letters
+        (:func:`~hermes_workspace.domain.semantic.letter_coverage`); tokenizer only, no model."""
+        return self._tokens().coverage(text)
+
+    def _embed(self, texts: list[str]) -> list[Vector]:
+        self._load()
+        tokens = self._tokens()
+        window, overlap = self._window()
+        plan = plan_windows(tokens.token_ids(texts), window, overlap)
+        rows = run_by_length([tokens.wrap(p) for p in plan.pieces], self.batch_size, self._run)
+        return combine(plan, rows)

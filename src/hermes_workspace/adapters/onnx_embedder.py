@@ -24,23 +24,17 @@ from hermes_workspace.adapters._transformer_text import (
     SEMANTIC_INSTALL,
     ModelLayout,
     ModelTokenizer,
-    combine,
-    document_prompt,
+    WindowedTransformerEmbedder,
     hf_offline,
     missing_library,
     pad_batch,
-    plan_windows,
-    query_prompt,
     quiet_transformers,
     read_layout,
     resolve_model_folder,
-    run_by_length,
     slug,
     unit_rows,
-    window_size,
 )
 from hermes_workspace.domain.errors import EmbedderUnavailableError
-from hermes_workspace.domain.semantic import Vector
 
 ONNX_OPSET = 17
 _OUTPUT = "last_hidden_state"
@@ -49,7 +43,7 @@ _EXPORT_TOLERANCE = 1e-3
 (a faithful export differs by ~1e-6; a wrong trace by whole units)."""
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(WindowedTransformerEmbedder):
     """An :class:`~hermes_workspace.domain.ports.Embedder` running a local sentence-transformers
     model (mean or CLS pooling) with onnxruntime.
 
@@ -143,9 +137,6 @@ class OnnxEmbedder:
         layout = self.layout()
         return self.cache_dir / f"{slug(layout.name)}-{layout.short_digest}" / "model.onnx"
 
-    def _window(self) -> tuple[int, int]:
-        return window_size(self.layout().max_seq_length, self._tokens().special_count)
-
     # -- Embedder ----------------------------------------------------------------------------
 
     @property
@@ -169,44 +160,7 @@ class OnnxEmbedder:
             return layout.dimensions
         return len(self.embed_query(""))
 
-    @property
-    def max_input_tokens(self) -> int:
-        """The model's ``max_seq_length`` in tokens, special tokens included (MiniLM: 256); a
-        window holds that many minus the specials."""
-        return self.layout().max_seq_length
-
-    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        """One unit float32 vector per text, in order; ``[]`` for no texts. Windows of all texts
-        are sorted by length and batched ``batch_size`` at a time, so a batch pads little.
-
-        Raises:
-            EmbedderUnavailableError: see the class."""
-        if not texts:
-            return []
-        prompt = document_prompt(self.layout())
-        return self._embed([prompt + t for t in texts] if prompt else list(texts))
-
-    def embed_query(self, text: str) -> Vector:
-        """The vector of a search query (with the model's query prompt, if it has one).
-
-        Raises:
-            EmbedderUnavailableError: see the class."""
-        return self._embed([query_prompt(self.layout()) + text])[0]
-
-    def coverage(self, text: str) -> float:
-        """Share (0..1) of ``text``'s letters the vocabulary reads in pieces of 2+ letters
-        (:func:`~hermes_workspace.domain.semantic.letter_coverage`); tokenizer only, no model."""
-        return self._tokens().coverage(text)
-
     # -- running -----------------------------------------------------------------------------
-
-    def _embed(self, texts: list[str]) -> list[Vector]:
-        self._load()
-        tokens = self._tokens()
-        window, overlap = self._window()
-        plan = plan_windows(tokens.token_ids(texts), window, overlap)
-        rows = run_by_length([tokens.wrap(p) for p in plan.pieces], self.batch_size, self._run)
-        return combine(plan, rows)
 
     def _run(self, batch: list[Sequence[int]]) -> Any:
         import numpy as np

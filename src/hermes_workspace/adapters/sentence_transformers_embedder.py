@@ -15,25 +15,19 @@ from typing import Any
 from hermes_workspace.adapters._transformer_text import (
     ModelLayout,
     ModelTokenizer,
-    combine,
-    document_prompt,
+    WindowedTransformerEmbedder,
     hf_offline,
     missing_library,
     pad_batch,
-    plan_windows,
-    query_prompt,
     quiet_transformers,
     read_layout,
     resolve_model_folder,
-    run_by_length,
     unit_rows,
-    window_size,
 )
 from hermes_workspace.domain.errors import EmbedderUnavailableError
-from hermes_workspace.domain.semantic import Vector
 
 
-class SentenceTransformersEmbedder:
+class SentenceTransformersEmbedder(WindowedTransformerEmbedder):
     """An :class:`~hermes_workspace.domain.ports.Embedder` over
     ``sentence_transformers.SentenceTransformer(folder, device="cpu")``.
 
@@ -96,9 +90,6 @@ class SentenceTransformersEmbedder:
                     self._tokenizer = ModelTokenizer(Tokenizer.from_str(backend.to_str()))
             return self._tokenizer
 
-    def _window(self) -> tuple[int, int]:
-        return window_size(self.layout().max_seq_length, self._tokens().special_count)
-
     @property
     def signature(self) -> str:
         """``sentence-transformers:<name>:<digest12>:<dimensions>:w<window>o<overlap>``; the same
@@ -117,41 +108,6 @@ class SentenceTransformersEmbedder:
         getter = getattr(model, "get_sentence_embedding_dimension", None)
         dims = getter() if getter is not None else None
         return dims if isinstance(dims, int) and dims > 0 else len(self.embed_query(""))
-
-    @property
-    def max_input_tokens(self) -> int:
-        """The model's ``max_seq_length`` in tokens, special tokens included (MiniLM: 256)."""
-        return self.layout().max_seq_length
-
-    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        """One unit float32 vector per text, in order; ``[]`` for no texts.
-
-        Raises:
-            EmbedderUnavailableError: see the class."""
-        if not texts:
-            return []
-        prompt = document_prompt(self.layout())
-        return self._embed([prompt + t for t in texts] if prompt else list(texts))
-
-    def embed_query(self, text: str) -> Vector:
-        """The vector of a search query (with the model's query prompt, if it has one).
-
-        Raises:
-            EmbedderUnavailableError: see the class."""
-        return self._embed([query_prompt(self.layout()) + text])[0]
-
-    def coverage(self, text: str) -> float:
-        """Share (0..1) of ``text``'s letters the vocabulary reads in pieces of 2+ letters; tokenizer
-        only (the model is not loaded when the folder has ``tokenizer.json``)."""
-        return self._tokens().coverage(text)
-
-    def _embed(self, texts: list[str]) -> list[Vector]:
-        self._load()
-        tokens = self._tokens()
-        window, overlap = self._window()
-        plan = plan_windows(tokens.token_ids(texts), window, overlap)
-        rows = run_by_length([tokens.wrap(p) for p in plan.pieces], self.batch_size, self._run)
-        return combine(plan, rows)
 
     def _run(self, batch: list[Sequence[int]]) -> Any:
         import torch
