@@ -153,12 +153,11 @@ def run_dataset(ds: Dataset, keep: bool = False) -> dict[str, Any]:
     }
 
 
-def _dense_without_gate(ds: Dataset, queries: dict[str, str], home_models: Path) -> Ranking:
+def _rank_by_cosine(embedder: Any, ds: Dataset, queries: dict[str, str]) -> Ranking:
+    """Every document embedded by ``embedder`` and ranked by exact cosine per query, top DEPTH."""
     from benchmarks.common import doc_text
-    from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
     from hermes_workspace.domain.semantic import cosine
 
-    embedder = OnnxEmbedder("", cache_dir=home_models)
     ids = list(ds.corpus)
     vectors = embedder.embed_documents([doc_text(*ds.corpus[i]) for i in ids])
     run: Ranking = {}
@@ -169,21 +168,18 @@ def _dense_without_gate(ds: Dataset, queries: dict[str, str], home_models: Path)
     return run
 
 
+def _dense_without_gate(ds: Dataset, queries: dict[str, str], home_models: Path) -> Ranking:
+    from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
+
+    return _rank_by_cosine(OnnxEmbedder("", cache_dir=home_models), ds, queries)
+
+
 def _dense_onnx(ds: Dataset, queries: dict[str, str], *, quantize: bool) -> tuple[Ranking, dict[str, float]]:
     """Exact cosine ranking of every document with the onnx embedder, and each query's coverage."""
-    from benchmarks.common import doc_text
     from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
-    from hermes_workspace.domain.semantic import cosine
 
     embedder = OnnxEmbedder("", cache_dir=WORK_MODELS, quantize=quantize)
-    ids = list(ds.corpus)
-    vectors = embedder.embed_documents([doc_text(*ds.corpus[i]) for i in ids])
-    run: Ranking = {}
-    for qid, text in queries.items():
-        q = embedder.embed_query(text)
-        scores = [cosine(q, v) for v in vectors]
-        run[qid] = [ids[j] for j in sorted(range(len(ids)), key=lambda j: -scores[j])[:DEPTH]]
-    return run, {qid: embedder.coverage(text) for qid, text in queries.items()}
+    return _rank_by_cosine(embedder, ds, queries), {qid: embedder.coverage(text) for qid, text in queries.items()}
 
 
 def _fuse_per_query(keyword: Ranking, dense: Ranking, queries: dict[str, str], coverage: dict[str, float]) -> Ranking:
@@ -200,22 +196,12 @@ def _fuse_per_query(keyword: Ranking, dense: Ranking, queries: dict[str, str], c
 
 def _dense_static(ds: Dataset, queries: dict[str, str]) -> Ranking | None:
     """Exact cosine ranking with the distilled static model, or None without model2vec[distill]."""
-    from benchmarks.common import doc_text
     from hermes_workspace.adapters.model2vec_embedder import Model2VecEmbedder
-    from hermes_workspace.domain.semantic import cosine
 
     folder = _distilled_model2vec(WORK_MODELS.parent)
     if folder is None:
         return None
-    embedder = Model2VecEmbedder(str(folder))
-    ids = list(ds.corpus)
-    vectors = embedder.embed_documents([doc_text(*ds.corpus[i]) for i in ids])
-    run: Ranking = {}
-    for qid, text in queries.items():
-        q = embedder.embed_query(text)
-        scores = [cosine(q, v) for v in vectors]
-        run[qid] = [ids[j] for j in sorted(range(len(ids)), key=lambda j: -scores[j])[:DEPTH]]
-    return run
+    return _rank_by_cosine(Model2VecEmbedder(str(folder)), ds, queries)
 
 
 # -- throughput ----------------------------------------------------------------------------------
