@@ -223,21 +223,7 @@ class InMemoryIndexStore:
                     score += words.count(p) * math.log(1 + n / df)
             if score > 0:
                 scored.append((score, record, chunk))
-        scored.sort(key=lambda t: (-t[0], str(t[1].path), t[2].index))
-        return [
-            SearchHit(
-                path=record.path,
-                line_start=chunk.line_start,
-                line_end=chunk.line_end,
-                section=chunk.section,
-                chunk_index=chunk.index,
-                score=score,
-                tokens=chunk.tokens,
-                modified=record.modified_at,
-                content=chunk.content,
-            )
-            for score, record, chunk in scored[:limit]
-        ]
+        return _ranked_hits(scored, limit)
 
     def status(self) -> StoreStatus:
         return StoreStatus(
@@ -246,6 +232,26 @@ class InMemoryIndexStore:
 
     def close(self) -> None:
         self.closed = True
+
+
+def _ranked_hits(scored: list[tuple[float, FileRecord, Chunk]], limit: int) -> list[SearchHit]:
+    """The best ``limit`` (at least 1) of ``(score, record, chunk)`` as hits, best first; ties go
+    to the path, then the chunk index, so results are deterministic."""
+    scored.sort(key=lambda t: (-t[0], str(t[1].path), t[2].index))
+    return [
+        SearchHit(
+            path=record.path,
+            line_start=chunk.line_start,
+            line_end=chunk.line_end,
+            section=chunk.section,
+            chunk_index=chunk.index,
+            score=score,
+            tokens=chunk.tokens,
+            modified=record.modified_at,
+            content=chunk.content,
+        )
+        for score, record, chunk in scored[: max(1, limit)]
+    ]
 
 
 def _search_words(text: str) -> list[str]:
@@ -565,21 +571,7 @@ class InMemoryVectorIndex:
             if key is None or not _matches_filters(str(record.path), path_prefix, glob):
                 continue
             scored.append((cosine(vector, self.vectors[key]), record, chunk))
-        scored.sort(key=lambda t: (-t[0], str(t[1].path), t[2].index))
-        return [
-            SearchHit(
-                path=record.path,
-                line_start=chunk.line_start,
-                line_end=chunk.line_end,
-                section=chunk.section,
-                chunk_index=chunk.index,
-                score=score,
-                tokens=chunk.tokens,
-                modified=record.modified_at,
-                content=chunk.content,
-            )
-            for score, record, chunk in scored[: max(1, limit)]
-        ]
+        return _ranked_hits(scored, limit)
 
     def prune(self) -> int:
         live = {ident for *_, ident in self._chunks()}
