@@ -54,6 +54,12 @@ def _index_dir(config: WorkspaceConfig, home: Path) -> Path:
     return config.primary_path(home) / c.INDEX_DIRNAME
 
 
+def _internal_dirs(index_dir: Path, home: Path) -> list[Path]:
+    """The workspace's own folders, never indexed even under a root that holds them: the index,
+    the logs (queries and paths) and the derived model files."""
+    return [index_dir, home / c.LOGS_DIRNAME, models_dir(home)]
+
+
 INDEX_WORKERS_ENV = "HERMES_INDEX_WORKERS"
 """Worker processes for reading and chunking during ``index``: ``1`` keeps everything in the
 indexing process; ``auto``: one per available CPU, at most :data:`MAX_INDEX_WORKERS`. Unset: the
@@ -242,7 +248,11 @@ class Container(containers.DeclarativeContainer):
     index_path = providers.Callable(lambda d: d / c.INDEX_FILENAME, index_dir)
     log_file = providers.Callable(lambda h: h / c.LOGS_DIRNAME / c.LOG_FILENAME, home)
 
-    file_source = providers.Singleton(FilesystemSource, max_file_bytes=settings.provided.max_file_bytes)
+    file_source = providers.Singleton(
+        FilesystemSource,
+        max_file_bytes=settings.provided.max_file_bytes,
+        internal_dirs=providers.Callable(_internal_dirs, index_dir, home),
+    )
     decoder = providers.Singleton(CharsetDecoder)
     chunker = providers.Singleton(
         ChonkieChunker,

@@ -254,10 +254,12 @@ def test_gitignore_rules_leave_out_dot_git_like_git(root: Path, listed_dirs: lis
     assert str(root / ".git") not in listed_dirs
 
 
-def test_hermesignore_rules_are_taken_literally(root: Path) -> None:
-    # A .hermesignore is the whole truth for its root: without a `.git/` rule, .git is walked.
+def test_hermesignore_must_re_include_dot_git_explicitly(root: Path) -> None:
+    # Version-control folders are always excluded; only a `!` pattern in a .hermesignore lets one in.
     write(root, {".hermesignore": "*.log\n", ".git/config": "[core]\n"})
+    assert indexed(discover(root), root) == set()
 
+    write(root, {".hermesignore": "*.log\n!.git/\n"})
     assert indexed(discover(root), root) == {".git/config"}
 
 

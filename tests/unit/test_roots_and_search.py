@@ -26,12 +26,28 @@ def test_add_root_resolves_symlinks_and_is_idempotent(tmp_path: Path) -> None:
     link.symlink_to(real)
     repo = InMemoryConfigRepository()
     added = AddRoot(repo, tmp_path).execute(link, recursive=True)
-    assert added == Root(real, recursive=True)
-    AddRoot(repo, tmp_path).execute(real, recursive=True)
+    assert (added.root, added.action, added.previous) == (Root(real, recursive=True), "added", None)
+    again = AddRoot(repo, tmp_path).execute(real, recursive=True)
+    assert (again.action, again.message) == (
+        "unchanged", f"{real} is already a root (recursive); nothing changed (pass --no-recursive to change it)"
+    )
     assert repo.config.roots == (Root(real, recursive=True),)
     assert repo.saves == 1
-    AddRoot(repo, tmp_path).execute(real, recursive=False)
+    changed = AddRoot(repo, tmp_path).execute(real, recursive=False)
+    assert (changed.action, changed.previous) == ("updated", Root(real, recursive=True))
+    assert changed.message == f"{real} was already a root; changed from recursive to top level only"
     assert repo.config.roots == (Root(real, recursive=False),)
+
+
+def test_adding_an_existing_root_without_a_choice_keeps_it_recursive(tmp_path: Path) -> None:
+    # Found in a trial: `roots add X` on a recursive root silently made it non-recursive.
+    repo = InMemoryConfigRepository()
+    AddRoot(repo, tmp_path).execute(tmp_path, recursive=True)
+    kept = AddRoot(repo, tmp_path).execute(tmp_path)
+    assert (kept.action, kept.recursive) == ("unchanged", True)
+    assert repo.config.roots == (Root(tmp_path, recursive=True),) and repo.saves == 1
+    new = AddRoot(repo, tmp_path).execute(tmp_path.parent)
+    assert (new.action, new.recursive) == ("added", False)
 
 
 def test_add_root_rejects_missing_paths_and_files(tmp_path: Path) -> None:

@@ -3,6 +3,9 @@ with per-root gitignore-style rules compiled by pathspec.
 
 Behaviour, in short (the docstring of :class:`FilesystemSource` has the details):
 
+- always, before any ignore rule: the deny list of :mod:`hermes_workspace.domain.exclusions`
+  (secrets, version-control folders, the workspace's own files), reported as
+  :class:`ExcludedPath` items; only a ``.hermesignore`` ``!`` pattern lets such a path in;
 - ignore rules per root, first existing file wins: ``root/.hermesignore``, else ``root/.gitignore``,
   else :data:`~hermes_workspace.domain.constants.DEFAULT_IGNORE_RULES`;
 - nested ignore files, as git reads them. The root's choice fixes the *family* used at every depth:
@@ -23,7 +26,8 @@ Behaviour, in short (the docstring of :class:`FilesystemSource` has the details)
 - ``.hermesignore`` files are our configuration: skipped silently at every depth (never yielded,
   nor counted as skipped). ``.gitignore`` files are ordinary text, indexed unless a rule excludes
   them;
-- no hard-coded dotfile filter: ``.github/workflows/ci.yml`` is offered unless a rule excludes it;
+- no hard-coded dotfile filter: ``.github/workflows/ci.yml`` is offered unless a rule excludes it
+  (the deny list names files and folders, not "every dotfile");
 - ignored directories are pruned (never listed), so ``node_modules/`` costs one match, not a walk;
 - an ignore file that cannot be read, or has invalid lines, yields a :class:`DiscoveryProblem` and
   the walk goes on (a nested one without its rules; the root's with the built-in defaults);
@@ -49,21 +53,17 @@ from hermes_workspace.domain.constants import (
     GITIGNORE_FILENAME,
     IGNORE_FILENAME,
 )
-from hermes_workspace.domain.model import DiscoveryProblem, Root, SkippedFile, SourceFile
+from hermes_workspace.domain.exclusions import always_excluded
+from hermes_workspace.domain.model import DiscoveryProblem, ExcludedPath, Root, SkippedFile, SourceFile
 
 IGNORE_FILE_PRECEDENCE: tuple[str, ...] = (IGNORE_FILENAME, GITIGNORE_FILENAME)
 """Ignore files looked for in each root, in order; the first that exists is the root's rules, and
 its name is the one looked for in the root's subdirectories (``.gitignore`` if none exists)."""
 
-GIT_DIRNAME = ".git"
-"""Git never lists its own ``.git`` (directory, or file in a submodule) and a ``.gitignore`` never
-mentions it; when a root's rules come from its ``.gitignore``, entries with this name are left out
-at every depth, as git does. ``.hermesignore`` and the built-in rules say so themselves."""
-
 DEFAULT_RULES_SOURCE = "<built-in default rules>"
 """:attr:`IgnoreRules.source` when a root has neither ignore file."""
 
-_Item = SourceFile | SkippedFile | DiscoveryProblem
+_Item = SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem
 
 
 _DIR_MARK = "ps_d"
@@ -85,9 +85,7 @@ class IgnoreRules:
     nested ignore file), ``/``-separated, without a leading ``/``. ``source`` is the ignore file's
     absolute path or :data:`DEFAULT_RULES_SOURCE`. ``invalid_lines`` holds
     ``(line_number, line, reason)`` for patterns pathspec rejected (they are left out).
-    ``implicit_names``: entry names (files or directories) excluded at any depth whatever the
-    patterns say (``{".git"}`` for rules read from a root ``.gitignore``). ``has_patterns`` is
-    False when the text holds nothing but comments and blank lines.
+    ``has_patterns`` is False when the text holds nothing but comments and blank lines.
 
     Matching, as git does it during a walk: the patterns are pathspec's (``spec``), tried last
     first, and the first one that matches *the path itself* decides. pathspec also lets a
@@ -106,7 +104,6 @@ class IgnoreRules:
     spec: pathspec.GitIgnoreSpec
     source: str
     invalid_lines: tuple[tuple[int, str, str], ...] = ()
-    implicit_names: frozenset[str] = frozenset()
     _rules: tuple[_Rule, ...] = field(default=(), repr=False)
 
     @property
@@ -155,7 +152,7 @@ class IgnoreRules:
 
 
 @lru_cache(maxsize=1024)
-def compile_ignore_rules(text: str, source: str, implicit_names: frozenset[str] = frozenset()) -> IgnoreRules:
+def compile_ignore_rules(text: str, source: str) -> IgnoreRules:
     """Compile gitignore-syntax ``text`` (comments, blank lines, ``!`` negation, ``**``, anchored
     ``/x`` and directory-only ``x/`` rules) into :class:`IgnoreRules`. Invalid lines are dropped and
     listed in ``invalid_lines``; never raises for bad patterns. Cached, so one ignore file content
@@ -185,7 +182,6 @@ def compile_ignore_rules(text: str, source: str, implicit_names: frozenset[str] 
         spec=spec,
         source=source,
         invalid_lines=tuple(invalid),
-        implicit_names=implicit_names,
         _rules=tuple(rules),
     )
 
@@ -194,6 +190,16 @@ class FilesystemSource:
     """A :class:`~hermes_workspace.domain.ports.FileSource` over the local filesystem.
 
     ``max_file_bytes`` (bytes, >= 0): larger files are skipped as ``"too_large"``.
+    ``internal_dirs``: folders of the workspace itself (its index, logs and model files), never
+    walked wherever a root meets them (matched by device and inode, so also through a symlink).
+
+    Before any ignore rule, the always-on exclusions of :mod:`hermes_workspace.domain.exclusions`
+    apply in every root: a secret, a version-control folder or a workspace-internal folder yields
+    one :class:`ExcludedPath` (a folder only in a recursive root, where it would have been
+    walked) and nothing under it is visited. Only a root whose rules come from a
+    ``.hermesignore`` can let such a path in, by a ``!`` pattern that matches the path itself and
+    is the deciding pattern (:meth:`IgnoreRules.file_verdict` is ``False``); the
+    ``internal_dirs`` cannot be let in.
 
     For each root, in the order given (:meth:`discover`):
 
@@ -201,8 +207,7 @@ class FilesystemSource:
       while every item's ``root`` is the configured ``Root.path``, so callers can group by it. A
       root that is missing, unreadable or not a directory yields one :class:`DiscoveryProblem`
       with ``path == root`` and the walk moves to the next root;
-    - ignore rules: ``.hermesignore``, else ``.gitignore`` (plus git's implicit ``.git``, see
-      :data:`GIT_DIRNAME`), else the built-in defaults; matched with gitignore semantics against
+    - ignore rules: ``.hermesignore``, else ``.gitignore``, else the built-in defaults; matched with gitignore semantics against
       the path relative to the root (see :class:`IgnoreRules`). In a recursive root, each walked
       directory's own ignore file of the root's family (``.hermesignore`` if the root has one,
       else ``.gitignore``) adds rules for the paths below it, relative to it; the deepest file
@@ -231,17 +236,19 @@ class FilesystemSource:
         ValueError: ``max_file_bytes`` is negative (from the constructor).
     """
 
-    def __init__(self, max_file_bytes: int) -> None:
+    def __init__(self, max_file_bytes: int, *, internal_dirs: Sequence[Path] = ()) -> None:
         if max_file_bytes < 0:
             raise ValueError(f"max_file_bytes must be >= 0, got {max_file_bytes}")
         self.max_file_bytes = max_file_bytes
+        self.internal_dirs = tuple(Path(d) for d in internal_dirs)
 
     def discover(self, roots: Sequence[Root]) -> Iterator[SourceFile | SkippedFile | DiscoveryProblem]:
         """Yield a :class:`SourceFile`, :class:`SkippedFile` or :class:`DiscoveryProblem` per path
         looked at, root by root (a generator; nothing is walked before the first ``next``).
         Never raises for one bad path."""
+        internal = _dir_keys(self.internal_dirs)
         for root in roots:
-            yield from self._discover_root(root)
+            yield from self._discover_root(root, internal)
 
     def read_bytes(self, file: SourceFile) -> bytes:
         """The whole file's bytes (following symlinks).
@@ -255,7 +262,7 @@ class FilesystemSource:
 
     # -- walking -----------------------------------------------------------------------------
 
-    def _discover_root(self, root: Root) -> Iterator[_Item]:
+    def _discover_root(self, root: Root, internal: frozenset[tuple[int, int]]) -> Iterator[_Item]:
         configured = root.path
         real = os.path.realpath(configured)
         try:
@@ -287,7 +294,8 @@ class FilesystemSource:
         ]
         recursive = root.recursive
         max_bytes = self.max_file_bytes
-        implicit_names = rules.implicit_names
+        # Only a .hermesignore may let an always-excluded path in (module docstring).
+        can_reinclude = nested_name == IGNORE_FILENAME
 
         while stack:
             iterator, prefix, dir_key, levels = stack[-1]
@@ -297,8 +305,6 @@ class FilesystemSource:
                 del chain[dir_key]
                 continue
             name = entry.name
-            if name in implicit_names:
-                continue
             rel = prefix + name
             try:
                 is_symlink = entry.is_symlink()
@@ -307,8 +313,15 @@ class FilesystemSource:
                 yield _problem(Path(entry.path), configured, exc)
                 continue
 
+            if is_dir and not recursive:
+                continue
+            category = always_excluded(name, is_dir=is_dir, parent=prefix[:-1])
+            if category is not None and not (can_reinclude and _verdict(levels, rel, is_dir=is_dir) is False):
+                yield ExcludedPath(Path(entry.path), configured, category, is_dir)
+                continue
+
             if is_dir:
-                if not recursive or _excludes_dir(levels, rel):
+                if _excludes_dir(levels, rel):
                     continue
                 try:
                     dir_stat = os.stat(entry.path)
@@ -316,6 +329,9 @@ class FilesystemSource:
                     yield _problem(Path(entry.path), configured, exc)
                     continue
                 key = (dir_stat.st_dev, dir_stat.st_ino)
+                if key in internal:
+                    yield ExcludedPath(Path(entry.path), configured, "workspace_internal", True)
+                    continue
                 if key in chain:
                     yield DiscoveryProblem(
                         Path(entry.path),
@@ -381,6 +397,30 @@ def _excludes_file(levels: _RuleLevels, rel: str) -> bool:
     return levels[0][1].excludes_file(rel)
 
 
+def _verdict(levels: _RuleLevels, rel: str, *, is_dir: bool) -> bool | None:
+    """The deciding verdict of the rules in force for the entry at root-relative ``rel``:
+    ``True`` (excluded), ``False`` (let in by a ``!`` pattern) or ``None`` (no pattern matches);
+    precedence as :func:`_excludes_file`."""
+    for start, rules in reversed(levels):
+        verdict = rules.dir_verdict(rel[start:]) if is_dir else rules.file_verdict(rel[start:])
+        if verdict is not None:
+            return verdict
+    return None
+
+
+def _dir_keys(paths: Sequence[Path]) -> frozenset[tuple[int, int]]:
+    """``(st_dev, st_ino)`` of each existing directory in ``paths`` (missing ones are left out)."""
+    keys: set[tuple[int, int]] = set()
+    for path in paths:
+        try:
+            found = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(found.st_mode):
+            keys.add((found.st_dev, found.st_ino))
+    return frozenset(keys)
+
+
 def _excludes_dir(levels: _RuleLevels, rel: str) -> bool:
     """Whether the directory at root-relative ``rel`` is pruned; precedence as :func:`_excludes_file`,
     each level judging as :meth:`IgnoreRules.excludes_dir`."""
@@ -406,9 +446,8 @@ def _load_rules(real_root: str, configured: Path) -> tuple[IgnoreRules, str, lis
         candidate = os.path.join(real_root, name)
         if not os.path.isfile(candidate):
             continue
-        implicit = frozenset({GIT_DIRNAME}) if name == GITIGNORE_FILENAME else frozenset()
         rules, problems = _read_ignore_file(
-            candidate, configured, implicit, unreadable="; using the built-in default rules"
+            candidate, configured, unreadable="; using the built-in default rules"
         )
         if rules is None:
             rules = compile_ignore_rules(DEFAULT_IGNORE_RULES, DEFAULT_RULES_SOURCE)
@@ -431,14 +470,14 @@ def _load_nested_rules(
             return None, []
     except OSError as exc:
         return None, [_problem(Path(entry.path), configured, exc, suffix="; its rules are not applied")]
-    rules, problems = _read_ignore_file(entry.path, configured, frozenset(), unreadable="; its rules are not applied")
+    rules, problems = _read_ignore_file(entry.path, configured, unreadable="; its rules are not applied")
     if rules is None or not rules.has_patterns:
         return None, problems
     return rules, problems
 
 
 def _read_ignore_file(
-    path: str, configured: Path, implicit: frozenset[str], *, unreadable: str
+    path: str, configured: Path, *, unreadable: str
 ) -> tuple[IgnoreRules | None, list[DiscoveryProblem]]:
     """Read and compile one ignore file: its rules (``None`` if it cannot be read: one problem,
     whose message ends with ``unreadable``) and a problem per invalid pattern line."""
@@ -449,7 +488,7 @@ def _read_ignore_file(
         return None, [_problem(Path(path), configured, exc, suffix=unreadable)]
     # Names from os.scandir carry undecodable bytes as surrogates; decode the rules the same way.
     text = data.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
-    rules = compile_ignore_rules(text, path, implicit)
+    rules = compile_ignore_rules(text, path)
     problems = [
         DiscoveryProblem(Path(path), configured, "IgnorePatternError", f"line {number} {line!r} ignored: {reason}")
         for number, line, reason in rules.invalid_lines

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -25,9 +25,11 @@ from hermes_workspace.domain.errors import (
     RerankTimeoutError,
     StoreError,
 )
+from hermes_workspace.domain.exclusions import always_excluded
 from hermes_workspace.domain.model import (
     Chunk,
     DiscoveryProblem,
+    ExcludedPath,
     FileRecord,
     Root,
     SearchHit,
@@ -51,8 +53,9 @@ from hermes_workspace.domain.text_normalization import normalize_for_search
 class InMemoryFileSource:
     """A :class:`~hermes_workspace.domain.ports.FileSource` over ``files`` (absolute path -> bytes).
 
-    Applies recursion, binary suffixes, ``max_file_bytes`` and empty-file skipping like the real
-    source, but no ignore rules. ``mtimes`` (ns) default to 1 and may be edited by tests.
+    Applies the always-on exclusions (each excluded file reported, since there are no folders
+    to prune), recursion, binary suffixes, ``max_file_bytes`` and empty-file skipping like the
+    real source, but no ignore rules. ``mtimes`` (ns) default to 1 and may be edited by tests.
     """
 
     def __init__(self, files: dict[Path, bytes] | None = None, *, max_file_bytes: int = 10 * 1024 * 1024) -> None:
@@ -69,7 +72,7 @@ class InMemoryFileSource:
         self.files[path] = data.encode() if isinstance(data, str) else data
         self.mtimes[path] = self.mtimes.get(path, 0) + 1
 
-    def discover(self, roots: Sequence[Root]) -> Iterator[SourceFile | SkippedFile | DiscoveryProblem]:
+    def discover(self, roots: Sequence[Root]) -> Iterator[SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem]:
         for root in roots:
             if not any(root.path in p.parents for p in self.files):
                 yield DiscoveryProblem(root.path, root.path, "FileNotFoundError", "root does not exist")
@@ -78,7 +81,10 @@ class InMemoryFileSource:
                 if root.path not in path.parents or (not root.recursive and path.parent != root.path):
                     continue
                 size = len(self.files[path])
-                if path.suffix.lower() in BINARY_SUFFIXES:
+                excluded = _always_excluded(path, root.path)
+                if excluded is not None:
+                    yield excluded
+                elif path.suffix.lower() in BINARY_SUFFIXES:
                     yield SkippedFile(path, root.path, "binary_suffix")
                 elif size > self.max_file_bytes:
                     yield SkippedFile(path, root.path, "too_large")
@@ -95,6 +101,18 @@ class InMemoryFileSource:
             return self.files[file.path]
         except KeyError:
             raise FileNotFoundError(2, "No such file or directory", str(file.path)) from None
+
+
+def _always_excluded(path: Path, root: Path) -> ExcludedPath | None:
+    """The :class:`ExcludedPath` for ``path`` when it, or a folder on its way from ``root``, is
+    always excluded (:func:`~hermes_workspace.domain.exclusions.always_excluded`)."""
+    parts = path.relative_to(root).parts
+    for depth, name in enumerate(parts):
+        is_dir = depth < len(parts) - 1
+        category = always_excluded(name, is_dir=is_dir, parent="/".join(parts[:depth]))
+        if category is not None:
+            return ExcludedPath(path, root, category)
+    return None
 
 
 class Utf8Decoder:
@@ -150,6 +168,7 @@ class InMemoryIndexStore:
     """
 
     files: dict[Path, tuple[FileRecord, list[Chunk]]] = field(default_factory=dict)
+    excluded: dict[str, int] = field(default_factory=dict)
     closed: bool = False
     commits: int = field(default=0, compare=False)
     """Batches committed (see :meth:`batch`)."""
@@ -227,8 +246,14 @@ class InMemoryIndexStore:
 
     def status(self) -> StoreStatus:
         return StoreStatus(
-            files=len(self.files), chunks=sum(len(c) for _, c in self.files.values()), size_bytes=0
+            files=len(self.files),
+            chunks=sum(len(c) for _, c in self.files.values()),
+            size_bytes=0,
+            excluded=dict(self.excluded),
         )
+
+    def record_exclusions(self, counts: Mapping[str, int]) -> None:
+        self.excluded = dict(counts)
 
     def close(self) -> None:
         self.closed = True
@@ -340,6 +365,11 @@ class InMemoryConfigRepository:
     def save_roots(self, roots: tuple[Root, ...]) -> None:
         self.config = self.config.with_roots(roots)
         self.saves += 1
+
+    def update_roots(self, change: Callable[[WorkspaceConfig], tuple[Root, ...] | None]) -> None:
+        roots = change(self.config)
+        if roots is not None:
+            self.save_roots(roots)
 
 
 class RecordingProgressSink:

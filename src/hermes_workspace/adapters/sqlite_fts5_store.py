@@ -37,9 +37,10 @@ and must not be used from two threads at once (use one store per thread).
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
@@ -665,9 +666,28 @@ class SqliteFts5Store:
                     size += os.stat(f"{self.path}{suffix}").st_size
                 except FileNotFoundError:
                     pass
-            return StoreStatus(files=files, chunks=chunks, size_bytes=size)
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (_EXCLUDED_KEY,)).fetchone()
+            excluded = _counts(row[0]) if row else {}
+            return StoreStatus(files=files, chunks=chunks, size_bytes=size, excluded=excluded)
 
         return self._run("read the index status", run)
+
+    def record_exclusions(self, counts: Mapping[str, int]) -> None:
+        """Store ``counts`` (category -> paths excluded by the last run) in ``meta``, for
+        :meth:`status`.
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        value = json.dumps({str(k): int(v) for k, v in sorted(counts.items())})
+
+        def run(conn: apsw.Connection) -> None:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_EXCLUDED_KEY, value),
+            )
+
+        self._run("record the excluded paths", run, write=True)
 
     def close(self) -> None:
         """Release the connection (a writer first runs ``PRAGMA optimize``). Idempotent; the
@@ -783,6 +803,22 @@ class SqliteFts5Store:
                 conn.execute("ROLLBACK TO batch_write")
                 conn.execute("RELEASE batch_write")
             raise
+
+
+_EXCLUDED_KEY = "excluded_last_run"
+"""``meta`` key of the last index run's always-on exclusion counts (a JSON object)."""
+
+
+def _counts(text: str) -> dict[str, int]:
+    """The counts stored under :data:`_EXCLUDED_KEY`; ``{}`` for anything unreadable (the
+    counts are informative, never a reason to fail ``status``)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def _record(row: Sequence[Any]) -> FileRecord:

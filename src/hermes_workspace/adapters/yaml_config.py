@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
@@ -17,30 +20,90 @@ from hermes_workspace.domain.errors import ConfigError, ConfigWriteError
 from hermes_workspace.domain.model import Root
 
 
+LOCK_WAIT_SECONDS = 30.0
+"""How long an edit of config.yaml waits for another process's edit to finish. An edit holds the
+lock for milliseconds; 30 s covers a slow disk and a dozen queued editors."""
+
+
 class YamlConfigRepository:
     """A :class:`~hermes_workspace.domain.ports.ConfigRepository` over one YAML file.
 
-    A missing or empty file means the defaults. Writes go to a temporary file in the same folder
-    and replace the original atomically, so a crash never leaves half a config.
+    A missing or empty file means the defaults. Every edit (:meth:`update_roots`,
+    :meth:`save_roots`) reads, changes and writes the file while holding an exclusive lock on
+    ``.config.yaml.lock`` beside it (an OS lock through filelock, released by the kernel if the
+    process dies), so concurrent edits from several processes are applied one after the other
+    and none is lost. Writes go to a temporary file in the same folder, flushed to disk, then
+    replace the original atomically (``os.replace``), so a crash never leaves half a config and a
+    reader never sees one. A document that would not load back (:meth:`load`) is never written.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None:
         self.path = path
+        self.lock_wait_seconds = lock_wait_seconds
         self._yaml = YAML(typ="rt")
         self._yaml.preserve_quotes = True
         self._yaml.indent(mapping=2, sequence=4, offset=2)
+
+    @property
+    def lock_path(self) -> Path:
+        """The lock file of edits: ``.<config name>.lock`` in the config's folder."""
+        return self.path.with_name(f".{self.path.name}.lock")
 
     def load(self) -> WorkspaceConfig:
         """The validated config. Raises :class:`ConfigError` (invalid YAML, with its line and
         column; or an invalid value, naming the key)."""
         return WorkspaceConfig.from_dict(self._read(), base_dir=self.path.parent.absolute())
 
+    def update_roots(self, change: Callable[[WorkspaceConfig], tuple[Root, ...] | None]) -> None:
+        """Under the edit lock: load the config, call ``change(config)``, and when it returns a
+        tuple of roots, make ``knowledgebase.roots`` hold them (as :meth:`save_roots`). ``None``
+        writes nothing. Exceptions from ``change`` propagate and nothing is written.
+
+        Raises:
+            ConfigError: the file is invalid, or the edit would make it invalid (not written).
+            ConfigWriteError: the lock or the file cannot be written, or another process held
+                the lock for more than ``lock_wait_seconds``.
+        """
+        with self._edit_lock():
+            roots = change(self.load())
+            if roots is not None:
+                self._save_roots(roots)
+
     def save_roots(self, roots: tuple[Root, ...]) -> None:
+        """Make ``knowledgebase.roots`` hold ``roots``, under the edit lock; see
+        :meth:`update_roots` to decide the roots from the current file in the same edit.
+
+        Raises:
+            ConfigError: the file cannot be parsed, or the result would not load back.
+            ConfigWriteError: the file or its lock cannot be written.
+        """
+        with self._edit_lock():
+            self._save_roots(roots)
+
+    @contextmanager
+    def _edit_lock(self) -> Iterator[None]:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(self.lock_path), timeout=self.lock_wait_seconds, thread_local=False,
+                            is_singleton=False)
+            lock.acquire()
+        except Timeout:
+            raise ConfigWriteError(
+                f"another process has been editing {self.path} for more than {self.lock_wait_seconds:g} s",
+                hint=f"Wait for the other hermes-workspace command to finish; if none is running, delete {self.lock_path}.",
+            ) from None
+        except OSError as exc:
+            raise ConfigWriteError(f"cannot lock {self.path} for editing: {exc}") from exc
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _save_roots(self, roots: tuple[Root, ...]) -> None:
         """Make ``knowledgebase.roots`` hold ``roots``, editing the list in place: entries that
         stay keep their spelling (``~/notes``, relative paths, bare strings), comments, extra keys
-        and merge keys; only removed entries go and only new ones are appended. Raises
-        :class:`ConfigError` if the file cannot be parsed, or :class:`ConfigWriteError` if it
-        cannot be written."""
+        and merge keys; only removed entries go and only new ones are appended. The caller holds
+        the edit lock."""
         document = self._read()
         preamble = ""
         if document is None:
@@ -81,7 +144,19 @@ class YamlConfigRepository:
                 # An empty list is written `[]`; the comments go after it.
                 knowledgebase["roots"] = CommentedSeq()
                 knowledgebase.ca.items["roots"] = [None, None, orphan, None]
+        self._check_loads_back(document)
         self._write(document, preamble)
+
+    def _check_loads_back(self, document: Any) -> None:
+        """Refuse to write a document that :meth:`load` would reject: a config that cannot be
+        read back stops every later command, ``roots remove`` included."""
+        try:
+            WorkspaceConfig.from_dict(document, base_dir=self.path.parent.absolute())
+        except ConfigError as exc:
+            raise ConfigError(
+                f"not written: the edit would make {self.path} invalid ({exc.message})",
+                hint="This is a bug in the caller; config.yaml was left as it was.",
+            ) from exc
 
     def _read(self) -> Any:
         try:
@@ -117,6 +192,8 @@ class YamlConfigRepository:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
                     handle.write(preamble)
                     self._yaml.dump(document, handle)
+                    handle.flush()
+                    os.fsync(handle.fileno())
                 if self.path.exists():
                     os.chmod(tmp, self.path.stat().st_mode & 0o777)
                 os.replace(tmp, self.path)
@@ -125,6 +202,11 @@ class YamlConfigRepository:
                 raise
         except OSError as exc:
             raise ConfigWriteError(f"cannot write {self.path}: {exc}") from exc
+        except UnicodeEncodeError as exc:
+            raise ConfigWriteError(
+                f"cannot write {self.path}: a path is not valid UTF-8 ({exc.object[exc.start:exc.end]!r})",
+                hint="config.yaml is UTF-8 text: rename the folder, or add a parent folder whose name is valid UTF-8.",
+            ) from exc
 
 
 def _entry_path(entry: Any, base_dir: Path) -> Path | None:

@@ -34,6 +34,7 @@ from hermes_workspace.domain.model import (
     Chunk,
     DiscoveryProblem,
     ErrorStage,
+    ExcludedPath,
     FileFailure,
     FileRecord,
     IndexSummary,
@@ -322,6 +323,7 @@ class IndexWorkspace:
             finally:
                 progress.finish()
             self._prune(seen, unreadable, summary)
+            self.store.record_exclusions(summary.excluded)
             if self.embedding is not None:
                 summary.semantic = self.embedding.execute(progress)
         summary.duration_seconds = time.perf_counter() - started
@@ -354,6 +356,8 @@ class IndexWorkspace:
                     candidates.append(item)
             elif isinstance(item, SkippedFile):
                 summary.add_skip(item.reason)
+            elif isinstance(item, ExcludedPath):
+                summary.add_exclusion(item.category)
             elif isinstance(item, DiscoveryProblem):
                 unreadable.add(item.path)
                 summary.add_error(FileFailure(str(item.path), "discover", item.error_type, item.message))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
-from hermes_workspace.domain.model import Root
+from hermes_workspace.domain.model import Root, RootChange
 from hermes_workspace.domain.ports import ConfigRepository
 
 
@@ -27,44 +28,52 @@ class ListRoots:
 
 @dataclass
 class AddRoot:
-    """Adds a directory as a root, or updates ``recursive`` of one already configured."""
+    """Adds a directory as a root, or changes ``recursive`` of one already configured."""
 
     config: ConfigRepository
     home: Path
 
-    def execute(self, path: Path | str, *, recursive: bool = False) -> Root:
+    def execute(self, path: Path | str, *, recursive: bool | None = None) -> RootChange:
         """Add ``path`` (``~`` expanded, relative to the current directory, symlinks resolved).
 
-        Returns the configured :class:`Root`. Adding the primary workspace changes nothing.
+        ``recursive``: index sub-folders too; ``None`` keeps the setting of a root already
+        configured, and means ``False`` for a new one. The config is read and written in one
+        locked edit, so concurrent adds all persist.
+
+        Returns a :class:`RootChange` (``added``, ``updated`` or ``unchanged``, with the previous
+        root). Adding the primary workspace changes nothing.
 
         Raises:
-            RootNotFoundError: ``path`` does not exist or is not a directory.
+            RootNotFoundError: ``path`` does not exist, is not a directory, or cannot be looked
+                at (a parent folder without permission).
             UsageError: ``path`` is an empty string.
             ConfigError: the existing config is invalid (nothing is written).
+            ConfigWriteError: the config cannot be written.
         """
-        candidate = Path(_non_empty(path)).expanduser()
-        if not candidate.exists():
-            raise RootNotFoundError(f"root does not exist: {candidate}")
-        if not candidate.is_dir():
-            raise RootNotFoundError(f"root is not a directory: {candidate}",
-                                    hint="Roots are directories; add the folder that holds the file.")
-        resolved = candidate.resolve()
-        config = self.config.load()
-        primary = config.primary_path(self.home)
-        if resolved == primary or resolved == primary.resolve():
-            return Root(path=primary, recursive=True, primary=True)
-        root = Root(path=resolved, recursive=recursive)
-        roots = list(config.roots)
-        for i, existing in enumerate(roots):
-            if existing.path == resolved:
-                if existing == root:
-                    return root
-                roots[i] = root
-                break
-        else:
-            roots.append(root)
-        self.config.save_roots(tuple(roots))
-        return root
+        resolved = _existing_directory(Path(_non_empty(path)).expanduser())
+        outcome: list[RootChange] = []
+
+        def change(config: WorkspaceConfig) -> tuple[Root, ...] | None:
+            primary = config.primary_path(self.home)
+            if resolved == primary or resolved == primary.resolve():
+                outcome.append(RootChange(Root(path=primary, recursive=True, primary=True), "unchanged"))
+                return None
+            roots = list(config.roots)
+            for i, existing in enumerate(roots):
+                if existing.path == resolved:
+                    wanted = existing.recursive if recursive is None else recursive
+                    if wanted == existing.recursive:
+                        outcome.append(RootChange(existing, "unchanged", existing))
+                        return None
+                    roots[i] = Root(path=resolved, recursive=wanted)
+                    outcome.append(RootChange(roots[i], "updated", existing))
+                    return tuple(roots)
+            root = Root(path=resolved, recursive=bool(recursive))
+            outcome.append(RootChange(root, "added"))
+            return (*roots, root)
+
+        self.config.update_roots(change)
+        return outcome[-1]
 
 
 @dataclass
@@ -75,11 +84,14 @@ class RemoveRoot:
     home: Path
 
     def execute(self, path: Path | str) -> Root:
-        """Remove the root whose path equals ``path`` as given, absolute, or resolved.
+        """Remove the root whose path equals ``path`` as given, absolute, or resolved; one locked
+        edit of the config.
 
         Raises:
             RootNotConfiguredError: no configured root has that path.
             UsageError: ``path`` is the primary workspace, or empty.
+            ConfigError: the config is invalid (nothing is written).
+            ConfigWriteError: the config cannot be written.
         """
         given = Path(_non_empty(path)).expanduser()
         forms = {given.absolute()}
@@ -87,17 +99,41 @@ class RemoveRoot:
             forms.add(given.resolve())
         except OSError:
             pass
-        config = self.config.load()
-        if config.primary_path(self.home) in forms:
-            raise UsageError(
-                "the primary workspace cannot be removed",
-                hint="Set workspace.path in config.yaml to move it, or workspace.enabled: false.",
+        removed: list[Root] = []
+
+        def change(config: WorkspaceConfig) -> tuple[Root, ...] | None:
+            if config.primary_path(self.home) in forms:
+                raise UsageError(
+                    "the primary workspace cannot be removed",
+                    hint="Set workspace.path in config.yaml to move it, or workspace.enabled: false.",
+                )
+            for existing in config.roots:
+                if existing.path in forms:
+                    removed.append(existing)
+                    return tuple(r for r in config.roots if r is not existing)
+            raise RootNotConfiguredError(f"not a configured root: {given}")
+
+        self.config.update_roots(change)
+        return removed[-1]
+
+
+def _existing_directory(candidate: Path) -> Path:
+    """``candidate`` resolved, if it is a directory that can be looked at."""
+    try:
+        if not candidate.exists():
+            raise RootNotFoundError(f"root does not exist: {candidate}")
+        if not candidate.is_dir():
+            raise RootNotFoundError(
+                f"root is not a directory: {candidate}",
+                hint="Roots are directories; add the folder that holds the file.",
             )
-        for existing in config.roots:
-            if existing.path in forms:
-                self.config.save_roots(tuple(r for r in config.roots if r is not existing))
-                return existing
-        raise RootNotConfiguredError(f"not a configured root: {given}")
+        return candidate.resolve()
+    except OSError as exc:  # a parent folder without permission, a name too long, a loop...
+        reason = exc.strerror or type(exc).__name__
+        raise RootNotFoundError(
+            f"cannot look at {candidate}: {reason}",
+            hint="Check the path and the permissions of the folders on the way to it.",
+        ) from exc
 
 
 def _non_empty(path: Path | str) -> Path | str:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_workspace.domain.exclusions import ExclusionCategory
 from hermes_workspace.domain.semantic import EmbeddingReport
 
 ChunkKind = Literal["markdown", "code", "text"]
@@ -45,6 +46,58 @@ class Root:
         return {"path": str(self.path), "recursive": self.recursive, "primary": self.primary}
 
 
+RootAction = Literal["added", "updated", "unchanged"]
+"""What ``roots add`` did to the config."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootChange:
+    """The result of adding a root: the configured ``root`` as it now is, the ``action`` taken,
+    and the root as it was before (``previous``, ``None`` when it was not configured). ``path``,
+    ``recursive`` and ``primary`` read through to ``root``. ``message`` says what changed, in one
+    sentence for people and agents."""
+
+    root: Root
+    action: RootAction
+    previous: Root | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.root.path
+
+    @property
+    def recursive(self) -> bool:
+        return self.root.recursive
+
+    @property
+    def primary(self) -> bool:
+        return self.root.primary
+
+    @property
+    def message(self) -> str:
+        def mode(root: Root) -> str:
+            return "recursive" if root.recursive else "top level only"
+
+        if self.root.primary:
+            return f"{self.root.path} is the primary workspace, always indexed recursively; nothing changed"
+        if self.action == "added":
+            return f"added {self.root.path} ({mode(self.root)})"
+        if self.action == "updated" and self.previous is not None:
+            return f"{self.root.path} was already a root; changed from {mode(self.previous)} to {mode(self.root)}"
+        other = "--no-recursive" if self.root.recursive else "--recursive"
+        return f"{self.root.path} is already a root ({mode(self.root)}); nothing changed (pass {other} to change it)"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "recursive", "primary"}`` of :meth:`Root.to_json`, plus ``"action"``,
+        ``"previous"`` (the earlier ``Root`` JSON or ``null``) and ``"message"``."""
+        return {
+            **self.root.to_json(),
+            "action": self.action,
+            "previous": self.previous.to_json() if self.previous is not None else None,
+            "message": self.message,
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     """A candidate file found under a root: absolute ``path``, its ``root``, ``size`` in bytes and
@@ -63,6 +116,18 @@ class SkippedFile:
     path: Path
     root: Path
     reason: SkipReason
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedPath:
+    """A file or folder the source left out because it is never indexed by default (a secret,
+    a version-control folder, the workspace's own files; see
+    :mod:`hermes_workspace.domain.exclusions`). A folder is one item: nothing under it is walked."""
+
+    path: Path
+    root: Path
+    category: ExclusionCategory
+    is_dir: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +303,10 @@ class IndexSummary:
     """The result of an index run; :meth:`to_json` is the summary object of seed 000.
 
     ``files_skipped`` counts every candidate that produced no new chunks without an error;
-    ``skipped`` breaks it down by :data:`SkipReason`. ``duration_seconds`` is wall time.
+    ``skipped`` breaks it down by :data:`SkipReason`. ``excluded`` counts the files and folders
+    left out by the always-on exclusions, by
+    :data:`~hermes_workspace.domain.exclusions.ExclusionCategory` (a folder counts once; these
+    are not candidates, so not in ``files_skipped``). ``duration_seconds`` is wall time.
     """
 
     files_indexed: int = 0
@@ -250,6 +318,7 @@ class IndexSummary:
     errors: list[FileFailure] = field(default_factory=list)
     errors_truncated: bool = False
     skipped: dict[str, int] = field(default_factory=dict)
+    excluded: dict[str, int] = field(default_factory=dict)
     semantic: EmbeddingReport | None = None
 
     def add_error(self, failure: FileFailure) -> None:
@@ -265,9 +334,14 @@ class IndexSummary:
         self.files_skipped += 1
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
+    def add_exclusion(self, category: str) -> None:
+        """Count a path left out by the always-on exclusions."""
+        self.excluded[category] = self.excluded.get(category, 0) + 1
+
     def to_json(self) -> dict[str, Any]:
-        """The seed 000 summary object, plus ``skipped`` (a breakdown by reason) and, when an
-        embedder is configured, ``semantic`` (the embedding pass, see :class:`EmbeddingReport`)."""
+        """The seed 000 summary object, plus ``skipped`` (a breakdown by reason), ``excluded``
+        (always-on exclusions by category, see :meth:`add_exclusion`) and, when an embedder is
+        configured, ``semantic`` (the embedding pass, see :class:`EmbeddingReport`)."""
         return {
             "files_indexed": self.files_indexed,
             "files_skipped": self.files_skipped,
@@ -278,14 +352,20 @@ class IndexSummary:
             "errors": [e.to_json() for e in self.errors],
             "errors_truncated": self.errors_truncated,
             "skipped": dict(sorted(self.skipped.items())),
+            "excluded": dict(sorted(self.excluded.items())),
             **({"semantic": self.semantic.to_json()} if self.semantic is not None else {}),
         }
 
 
 @dataclass(frozen=True, slots=True)
 class StoreStatus:
-    """Counts and size of an index: ``files``, ``chunks``, ``size_bytes`` on disk (0 for memory)."""
+    """Counts and size of an index: ``files``, ``chunks``, ``size_bytes`` on disk (0 for memory),
+    ``excluded``: the always-on exclusions of the last index run by category (empty before
+    the first run; see :meth:`IndexSummary.add_exclusion`), and ``indexed``: False when there is
+    no index yet (all counts are then 0)."""
 
     files: int
     chunks: int
     size_bytes: int
+    excluded: dict[str, int] = field(default_factory=dict)
+    indexed: bool = True

@@ -6,7 +6,7 @@ in ``tests/contract`` runs each port against its fake and its real adapters.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -15,6 +15,7 @@ from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.model import (
     Chunk,
     DiscoveryProblem,
+    ExcludedPath,
     FileRecord,
     Root,
     SearchHit,
@@ -34,11 +35,16 @@ R = TypeVar("R")
 class FileSource(Protocol):
     """Finds candidate files under roots and reads them."""
 
-    def discover(self, roots: Sequence[Root]) -> Iterator[SourceFile | SkippedFile | DiscoveryProblem]:
-        """Walk ``roots`` in order, applying each root's ignore rules, the binary suffixes and the
-        size cap. Yields a :class:`SourceFile` per candidate, a :class:`SkippedFile` per file left
-        out for a countable reason, and a :class:`DiscoveryProblem` per path that could not be
-        looked at (a missing root is one, with ``path == root``). Never raises for one bad path."""
+    def discover(
+        self, roots: Sequence[Root]
+    ) -> Iterator[SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem]:
+        """Walk ``roots`` in order, applying the always-on exclusions
+        (:mod:`hermes_workspace.domain.exclusions`), each root's ignore rules, the binary suffixes
+        and the size cap. Yields a :class:`SourceFile` per candidate, a :class:`SkippedFile` per
+        file left out for a countable reason, an :class:`ExcludedPath` per secret,
+        version-control or workspace-internal path left out (a folder once, not walked), and a
+        :class:`DiscoveryProblem` per path that could not be looked at (a missing root is one,
+        with ``path == root``). Never raises for one bad path."""
         ...
 
     def read_bytes(self, file: SourceFile) -> bytes:
@@ -140,7 +146,13 @@ class IndexStore(Protocol):
         ...
 
     def status(self) -> StoreStatus:
-        """Counts of files and chunks and the size on disk."""
+        """Counts of files and chunks, the size on disk, and the exclusions recorded by
+        :meth:`record_exclusions` (empty if none)."""
+        ...
+
+    def record_exclusions(self, counts: Mapping[str, int]) -> None:
+        """Remember the always-on exclusions of the index run that just finished (category ->
+        count), replacing the previous run's, for :meth:`status`."""
         ...
 
     def close(self) -> None:
@@ -324,6 +336,17 @@ class ConfigRepository(Protocol):
 
     def save_roots(self, roots: tuple[Root, ...]) -> None:
         """Write ``knowledgebase.roots``, keeping every other key and the user's comments."""
+        ...
+
+    def update_roots(self, change: Callable[[WorkspaceConfig], tuple[Root, ...] | None]) -> None:
+        """One edit, atomic against concurrent edits (also from other processes): load the
+        config, call ``change`` with it, and write the roots it returns (``None``: no write).
+        Nothing is written when ``change`` raises, nor a config that would not load back.
+
+        Raises:
+            ConfigError: the config is invalid, or the edit would make it invalid.
+            ConfigWriteError: it cannot be written (or locked).
+        """
         ...
 
 

@@ -26,8 +26,8 @@ from dependency_injector import providers
 
 from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
 from hermes_workspace.container import Container, build_container, make_index_pool
-from hermes_workspace.domain.errors import UsageError
-from hermes_workspace.domain.model import IndexSummary, Root, SearchResults, StoreStatus
+from hermes_workspace.domain.errors import IndexNotFoundError, UsageError
+from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.entrypoints.logging_setup import configure_library_logging
 
@@ -51,13 +51,16 @@ REPLACEABLE = (
 
 
 def _check_type(name: str, value: object, expected: type | tuple[type, ...]) -> None:
-    if not isinstance(value, expected):
+    """Raise :class:`UsageError` unless ``value`` is an instance of ``expected``; ``bool`` is
+    never accepted where ``int`` is asked for (``True`` is not a number of workers)."""
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    if not isinstance(value, expected) or (isinstance(value, bool) and bool not in kinds):
         raise UsageError(f"{name} must be {_names(expected)}, got {type(value).__name__} {value!r:.60}")
 
 
 def _names(expected: type | tuple[type, ...]) -> str:
     kinds = expected if isinstance(expected, tuple) else (expected,)
-    words = {str: "a string", os.PathLike: "a path", type(None): "None"}
+    words = {str: "a string", os.PathLike: "a path", type(None): "None", bool: "True or False", int: "a whole number"}
     return " or ".join(words.get(k, k.__name__) for k in kinds)
 
 
@@ -67,7 +70,16 @@ class Workspace:
     each with a stable ``code``."""
 
     def __init__(self, container: Container) -> None:
-        self._container = container
+        self._container_or_none: Container | None = container
+
+    @property
+    def _container(self) -> Container:
+        container = self._container_or_none
+        if container is None:
+            raise UsageError(
+                "this Workspace is closed", hint="Open a new one with Workspace.open(...), or call it inside the `with` block."
+            )
+        return container
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None, **adapters: Any) -> Workspace:
@@ -76,8 +88,9 @@ class Workspace:
         ``adapters``: replacements by provider name (see the module docstring).
 
         Raises:
-            UsageError: an unknown adapter name.
+            UsageError: ``home`` is not a string, a path or None; an unknown adapter name.
         """
+        _check_type("home", home, (str, os.PathLike, type(None)))
         unknown = sorted(set(adapters) - set(REPLACEABLE))
         if unknown:
             raise UsageError(
@@ -117,12 +130,31 @@ class Workspace:
         """The primary workspace first (recursive), then the added roots."""
         return self._container.list_roots().execute()
 
-    def add_root(self, path: str | os.PathLike[str], *, recursive: bool = False) -> Root:
-        """Add a directory (non-recursive unless ``recursive``). Raises ``RootNotFoundError``."""
+    def add_root(self, path: str | os.PathLike[str], *, recursive: bool | None = None) -> RootChange:
+        """Add a directory, or change whether an added one is recursive.
+
+        ``recursive``: index its sub-folders too; ``None`` keeps the setting of a root already
+        configured and means ``False`` for a new one. Returns a :class:`RootChange` (``action``
+        ``added``, ``updated`` or ``unchanged``, ``previous``, ``message``; ``path`` and
+        ``recursive`` as on a :class:`Root`).
+
+        Raises:
+            UsageError: ``path`` is not a non-empty string or path, ``recursive`` not a bool.
+            RootNotFoundError: the directory does not exist or cannot be looked at.
+            ConfigError, ConfigWriteError: config.yaml is invalid or cannot be written.
+        """
+        _check_type("path", path, (str, os.PathLike))
+        _check_type("recursive", recursive, (bool, type(None)))
         return self._container.add_root().execute(os.fspath(path), recursive=recursive)
 
     def remove_root(self, path: str | os.PathLike[str]) -> Root:
-        """Remove an added root. Raises ``RootNotConfiguredError`` or ``UsageError`` (primary)."""
+        """Remove an added root.
+
+        Raises:
+            UsageError: ``path`` is not a string or path, or is the primary workspace.
+            RootNotConfiguredError: no added root has that path.
+        """
+        _check_type("path", path, (str, os.PathLike))
         return self._container.remove_root().execute(os.fspath(path))
 
     def index(
@@ -135,17 +167,28 @@ class Workspace:
         must); ``None`` means ``$HERMES_INDEX_WORKERS``, else 1 (in-process).
 
         Raises:
+            UsageError: ``progress`` is neither a callable nor a progress sink, ``workers`` not a
+                whole number >= 1 (or None).
             MissingExtraError: the ``workspace`` extra (chonkie) is not installed.
             IndexBusyError: another index run is in progress.
             ConfigError: the config is invalid.
+            StoreError: the index cannot be written (disk full, read-only): the run stops.
         """
         sink: ProgressSink
         if progress is None:
             sink = NullProgressSink()
-        elif callable(progress) and not hasattr(progress, "advance"):
+        elif all(callable(getattr(progress, name, None)) for name in ("start", "advance", "finish")):
+            sink = progress  # type: ignore[assignment]
+        elif callable(progress):
             sink = CallbackProgressSink(progress)
         else:
-            sink = progress  # type: ignore[assignment]
+            raise UsageError(
+                f"progress must be a callable (position, total, path) or a ProgressSink, got "
+                f"{type(progress).__name__} {progress!r:.60}"
+            )
+        _check_type("workers", workers, (int, type(None)))
+        if workers is not None and workers < 1:
+            raise UsageError(f"workers must be >= 1 (1: no worker processes), got {workers}")
         if workers is None or self._container.index_pool.overridden:
             return self._container.index_workspace().execute(sink)
         with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
@@ -181,8 +224,12 @@ class Workspace:
         )
 
     def status(self) -> StoreStatus:
-        """Files, chunks and bytes on disk of the index. Raises ``IndexNotFoundError``."""
-        return self._container.search_store().status()
+        """Files, chunks, bytes on disk and the last run's exclusions of the index; before the
+        first index, zeros with ``indexed=False``. Raises ``StoreError`` (damaged index)."""
+        try:
+            return self._container.search_store().status()
+        except IndexNotFoundError:
+            return StoreStatus(files=0, chunks=0, size_bytes=0, indexed=False)
 
     def semantic_status(self) -> dict[str, Any]:
         """What semantic search can do now, without embedding anything: ``{"status"`` (see
@@ -205,10 +252,14 @@ class Workspace:
         }
 
     def close(self) -> None:
-        """Close the database connections this object opened (idempotent)."""
-        self._container.shutdown_resources()
+        """Close the database connections this object opened (idempotent). Every other method
+        raises :class:`UsageError` afterwards."""
+        container, self._container_or_none = self._container_or_none, None
+        if container is not None:
+            container.shutdown_resources()
 
     def __enter__(self) -> Workspace:
+        self._container  # noqa: B018 - refuses a closed workspace
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -79,19 +79,20 @@ def roots_list() -> _Output:
 
 
 @roots_app.command(name="add")
-def roots_add(path: str, /, *, recursive: bool = False) -> _Output:
-    """Add a folder to index.
+def roots_add(path: str, /, *, recursive: bool | None = None) -> _Output:
+    """Add a folder to index, or change whether an added one is recursive.
 
     Parameters
     ----------
     path
         An existing directory (symlinks are resolved).
     recursive
-        Index sub-folders too (default: only the files directly inside).
+        Index sub-folders too (--recursive), or only the files directly inside (--no-recursive).
+        Default: only the files directly inside for a new root; unchanged for one already added.
     """
     with _workspace() as ws:
-        root = ws.add_root(path, recursive=recursive)
-    return _Output(root.to_json(), lambda con: con.print(f"Added {root.path} (recursive: {root.recursive})"))
+        change = ws.add_root(path, recursive=recursive)
+    return _Output(change.to_json(), lambda con: con.print(_safe(change.message), markup=False))
 
 
 @roots_app.command(name="remove")
@@ -167,6 +168,11 @@ def search_command(
         of the bare list of hits.
     """
     text = " ".join(query)
+    if not text.strip():
+        raise UsageError(
+            "search needs a query",
+            hint="Give the words to look for: hermes-workspace search rollback procedure",
+        )
     with _workspace() as ws:
         hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit), mode=mode)
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
@@ -185,11 +191,15 @@ def status_command() -> _Output:
         status = ws.status()
         data = {
             "index_path": str(ws.index_path),
+            "indexed": status.indexed,
             "files": status.files,
             "chunks": status.chunks,
             "size_bytes": status.size_bytes,
+            "excluded": dict(sorted(status.excluded.items())),
             "semantic": ws.semantic_status(),
         }
+        if not status.indexed:
+            data["note"] = "nothing is indexed yet: run `hermes-workspace index`"
     return _Output(data, lambda con: _human_status(con, data))
 
 
@@ -198,6 +208,11 @@ def _human_status(console: Any, data: dict[str, Any]) -> None:
         _safe(f"{data['index_path']}: {data['files']} files, {data['chunks']} chunks, {data['size_bytes'] / 1e6:.1f} MB"),
         markup=False,
     )
+    if data.get("note"):
+        console.print(_safe(f"note: {data['note']}"), markup=False)
+    if data["excluded"]:
+        counts = ", ".join(f"{count} {category.replace('_', ' ')}" for category, count in data["excluded"].items())
+        console.print(f"never indexed (always excluded): {counts}", markup=False)
     semantic = data["semantic"]
     line = f"semantic: {semantic['status']} (provider {semantic['provider']}"
     if semantic["model"]:
@@ -343,6 +358,9 @@ def _human_summary(console: Any, summary: Any) -> None:
         f"skipped {summary.files_skipped}, pruned {summary.files_pruned}, "
         f"errors {summary.files_errored} in {summary.duration_seconds:.1f}s"
     )
+    if summary.excluded:
+        counts = ", ".join(f"{count} {category.replace('_', ' ')}" for category, count in sorted(summary.excluded.items()))
+        console.print(f"Never indexed (always excluded): {counts}", markup=False)
     if summary.errors:
         console.print("\nErrors:")
         for e in summary.errors:

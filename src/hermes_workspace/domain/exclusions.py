@@ -1,0 +1,88 @@
+"""What never enters an index by default, whatever ignore file a root has (DESIGN.md §6).
+
+Seed 000 lets the first ignore file of a root (``.hermesignore``, else ``.gitignore``, else the
+built-in defaults) decide alone. A root whose ``.gitignore`` says only ``*.log`` would then offer
+``.env``, ``server.key`` and ``.git/`` for indexing, and a search would serve secrets to an agent.
+So a small deny list applies in every root before those rules: secrets (environment files, keys
+and certificates, credential stores), version-control folders, and the workspace's own files.
+Only an explicit re-include in a ``.hermesignore`` (a ``!pattern`` matching the path itself, the
+last matching pattern as gitignore decides) lets such a path in; a ``.gitignore`` cannot, because
+it was written for git, not for a search index.
+
+Matching is by entry name (case-insensitive, since ``.ENV`` on a case-insensitive file system is
+the same file), plus a few names that are secrets only inside a known folder
+(``.aws/credentials``). Standard library only, so the real and the in-memory file sources apply
+the same list.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import translate
+from typing import Literal
+
+ExclusionCategory = Literal["secret", "version_control", "workspace_internal"]
+"""Why a path is always excluded: ``secret`` (a file or folder that holds credentials),
+``version_control`` (a repository's own database: ``.git``...), ``workspace_internal`` (the
+workspace's index, logs and model files)."""
+
+EXCLUSION_CATEGORIES: tuple[ExclusionCategory, ...] = ("secret", "version_control", "workspace_internal")
+
+SECRET_FILE_PATTERNS: tuple[str, ...] = (
+    # environment files: dotenv and its variants (.env.local, .env.production, prod.env), direnv
+    ".env", ".env.*", "*.env", ".envrc",
+    # private keys, certificates and key stores
+    "*.pem", "*.key", "*.crt", "*.cer", "*.der", "*.p8", "*.p12", "*.pfx", "*.jks", "*.keystore",
+    "*.ppk", "*.kdbx", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+    # credential stores of common tools
+    ".netrc", "_netrc", ".pgpass", ".git-credentials", ".pypirc", ".npmrc", ".htpasswd",
+    ".dockercfg", "*.tfstate", "*.tfstate.*",
+)
+"""File names (fnmatch patterns, compared lower-cased) that are secrets wherever they are."""
+
+SECRET_FILES_IN_FOLDER: frozenset[tuple[str, str]] = frozenset(
+    {(".aws", "credentials"), (".docker", "config.json"), (".kube", "config"), (".config/gcloud", "credentials.db")}
+)
+"""``(folder, file name)`` pairs that are credential stores only inside that folder."""
+
+SECRET_DIR_NAMES: frozenset[str] = frozenset({".ssh", ".gnupg"})
+"""Folders that hold keys and nothing else worth searching."""
+
+VERSION_CONTROL_NAMES: frozenset[str] = frozenset({".git", ".svn", ".hg", ".bzr", "_darcs", ".jj"})
+"""Repository databases (a ``.git`` file, as in a submodule or a linked worktree, included)."""
+
+WORKSPACE_INTERNAL_DIR_NAMES: frozenset[str] = frozenset({".index"})
+"""The index folder of a Hermes workspace, wherever one is met (absolute internal folders, such
+as ``HERMES_HOME/logs``, are given to the file source by path)."""
+
+_SECRET_FILE = re.compile("|".join(translate(pattern) for pattern in SECRET_FILE_PATTERNS))
+
+
+def always_excluded(name: str, *, is_dir: bool, parent: str = "") -> ExclusionCategory | None:
+    """The category that excludes the entry called ``name``, or ``None``.
+
+    Args:
+        name: the entry's own name (no ``/``).
+        is_dir: whether the entry is a directory (after following a symlink).
+        parent: the path of the folder holding it, relative to the root, ``/``-separated, without
+            a trailing ``/`` (``""`` at the top of a root); only its last one or two parts matter.
+
+    Never raises.
+    """
+    folded = name.lower()
+    if folded in VERSION_CONTROL_NAMES:
+        return "version_control"
+    if is_dir:
+        if folded in SECRET_DIR_NAMES:
+            return "secret"
+        if folded in WORKSPACE_INTERNAL_DIR_NAMES:
+            return "workspace_internal"
+        return None
+    if _SECRET_FILE.match(folded):
+        return "secret"
+    if parent:
+        folder = parent.lower()
+        for secret_folder, secret_name in SECRET_FILES_IN_FOLDER:
+            if folded == secret_name and (folder == secret_folder or folder.endswith("/" + secret_folder)):
+                return "secret"
+    return None

@@ -1,0 +1,195 @@
+"""Secrets, version-control folders and the workspace's own files never enter an index by default,
+whatever ignore file a root has (issue: a root whose .gitignore said only `*.log` had its `.env`,
+`server.key` and `cert.pem` indexed and searchable). Only a `.hermesignore` `!` pattern lets one in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.adapters.filesystem_source import FilesystemSource
+from hermes_workspace.adapters.memory import (
+    InMemoryFileSource,
+    InMemoryIndexLock,
+    InMemoryIndexStore,
+    InMemoryLayout,
+    NullProgressSink,
+    ParagraphChunker,
+    Utf8Decoder,
+)
+from hermes_workspace.application.indexing import IndexWorkspace
+from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.exclusions import always_excluded
+from hermes_workspace.domain.model import ExcludedPath, FileRecord, Root, SourceFile
+
+SECRETS = {
+    ".env": "API_TOKEN=sk-live-123\n",
+    ".env.production": "DB_PASSWORD=hunter2\n",
+    "deploy/prod.env": "TOKEN=abc\n",
+    "server.key": "-----BEGIN PRIVATE KEY-----\nMIIE\n",
+    "cert.pem": "-----BEGIN CERTIFICATE-----\nMIIC\n",
+    "keys/store.p12": "binaryish\n",
+    "home/.aws/credentials": "[default]\naws_secret_access_key = x\n",
+    "home/.ssh/id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+    "web/.npmrc": "//registry/:_authToken=abc\n",
+    ".netrc": "machine example login me password pw\n",
+}
+ORDINARY = {"a.py": "print(1)\n", "docs/env.md": "How to set up .env files\n", "home/.aws/config": "[default]\n"}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path.resolve() / "repo"
+    path.mkdir()
+    write(path, SECRETS | ORDINARY | {".git/config": "[core]\n", "vendor/lib/.hg/store": "x\n"})
+    return path
+
+
+def walk(root: Path, *, recursive: bool = True, internal: tuple[Path, ...] = ()) -> list:
+    return list(FilesystemSource(1 << 20, internal_dirs=internal).discover([Root(root, recursive=recursive)]))
+
+
+def offered(items: list, root: Path) -> set[str]:
+    return {i.path.relative_to(root).as_posix() for i in items if isinstance(i, SourceFile)}
+
+
+def excluded(items: list, root: Path) -> dict[str, str]:
+    return {i.path.relative_to(root).as_posix(): i.category for i in items if isinstance(i, ExcludedPath)}
+
+
+EXPECTED_EXCLUDED = {
+    ".env": "secret",
+    ".env.production": "secret",
+    "deploy/prod.env": "secret",
+    "server.key": "secret",
+    "cert.pem": "secret",
+    "keys/store.p12": "secret",
+    "home/.aws/credentials": "secret",
+    "home/.ssh": "secret",
+    "web/.npmrc": "secret",
+    ".netrc": "secret",
+    ".git": "version_control",
+    "vendor/lib/.hg": "version_control",
+}
+
+
+@pytest.mark.parametrize(
+    "ignore_files",
+    [
+        {},  # the built-in defaults
+        {".gitignore": "*.log\n"},  # the case that leaked: a .gitignore that says nothing of secrets
+        {".gitignore": "*.log\n!.env\n!*.key\n"},  # a .gitignore cannot let a secret in
+        {".hermesignore": "*.log\n"},  # nor can a .hermesignore that does not name it
+        {".hermesignore": "*.log\n", "deploy/.hermesignore": "!prod.env.bak\n"},
+    ],
+    ids=["defaults", "gitignore", "gitignore-negations", "hermesignore", "nested-hermesignore"],
+)
+def test_secrets_and_version_control_are_excluded_whatever_the_ignore_file(root: Path, ignore_files: dict) -> None:
+    write(root, ignore_files)
+    items = walk(root)
+
+    assert excluded(items, root) == EXPECTED_EXCLUDED
+    assert offered(items, root) == {"a.py", "docs/env.md", "home/.aws/config"} | {
+        name for name in ignore_files if name.endswith(".gitignore")
+    }
+
+
+def test_excluded_folders_are_not_walked(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    listed: list[str] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": (listed.append(os.fspath(path)), real(path))[1])
+    walk(root)
+
+    assert str(root / ".git") not in listed and str(root / "home" / ".ssh") not in listed
+
+
+def test_an_explicit_hermesignore_negation_lets_one_path_in(root: Path) -> None:
+    write(root, {".hermesignore": "*.log\n!.env.production\n!.git/\n", "deploy/.hermesignore": "!prod.env\n"})
+    items = walk(root)
+
+    assert {".env.production", ".git/config", "deploy/prod.env"} <= offered(items, root)
+    assert ".env" in excluded(items, root) and "server.key" in excluded(items, root)
+
+
+def test_a_later_pattern_undoes_the_negation(root: Path) -> None:
+    # gitignore order: the last matching pattern decides, so `!.env` then `.env*` keeps it out.
+    write(root, {".hermesignore": "!.env\n.env*\n"})
+
+    assert ".env" in excluded(walk(root), root)
+
+
+def test_non_recursive_root_reports_excluded_files_but_not_folders(root: Path) -> None:
+    items = walk(root, recursive=False)
+
+    assert excluded(items, root) == {".env": "secret", ".env.production": "secret", "server.key": "secret",
+                                     "cert.pem": "secret", ".netrc": "secret"}
+    assert offered(items, root) == {"a.py"}
+
+
+def test_workspace_internal_folders_are_excluded_by_identity(tmp_path: Path) -> None:
+    home = tmp_path.resolve() / "home"
+    write(home, {".hermes/logs/workspace.log": "search for hunter2\n", ".hermes/models/vocab.txt": "x\n",
+                 "notes/a.md": "# A\n"})
+    (home / "link-to-logs").symlink_to(home / ".hermes" / "logs")
+    items = walk(home, internal=(home / ".hermes" / "logs", home / ".hermes" / "models"))
+
+    assert offered(items, home) == {"notes/a.md"}
+    assert excluded(items, home) == {".hermes/logs": "workspace_internal", ".hermes/models": "workspace_internal",
+                                     "link-to-logs": "workspace_internal"}
+
+
+@pytest.mark.parametrize(
+    ("name", "is_dir", "parent", "expected"),
+    [
+        (".ENV", False, "", "secret"),
+        (".env.local", False, "app", "secret"),
+        ("Server.KEY", False, "", "secret"),
+        ("id_rsa", False, "x/.ssh", "secret"),
+        ("id_rsa.pub", False, "", None),
+        ("credentials", False, "u/.aws", "secret"),
+        ("credentials", False, "docs", None),
+        ("config.json", False, ".docker", "secret"),
+        (".git", True, "", "version_control"),
+        (".git", False, "sub", "version_control"),
+        (".index", True, "", "workspace_internal"),
+        (".index", False, "", None),
+        ("environment.md", False, "", None),
+        (".envoy.yaml", False, "", None),
+        (".github", True, "", None),
+    ],
+)
+def test_always_excluded_names(name: str, is_dir: bool, parent: str, expected: str | None) -> None:
+    assert always_excluded(name, is_dir=is_dir, parent=parent) == expected
+
+
+def test_index_counts_exclusions_records_them_and_prunes_a_secret_indexed_before() -> None:
+    ws = Path("/h/workspace")
+    source = InMemoryFileSource()
+    source.write(ws / "notes" / "a.md", "alpha\n")
+    source.write(ws / ".env", "TOKEN=abc\n")
+    source.write(ws / "repo" / ".git" / "config", "[core]\n")
+    store = InMemoryIndexStore()
+    # An index made before the deny list existed holds the secret.
+    store.replace_file(FileRecord(ws / ".env", ws, "h", "sig", 1, 1, "", ""), [])
+    use_case = IndexWorkspace(
+        config=WorkspaceConfig(), home=Path("/h"), source=source, decoder=Utf8Decoder(),
+        chunker=ParagraphChunker(), fallback_chunker=ParagraphChunker(), store=store,
+        lock=InMemoryIndexLock(), layout=InMemoryLayout(),
+    )
+    summary = use_case.execute(NullProgressSink())
+
+    assert summary.excluded == {"secret": 1, "version_control": 1}
+    assert summary.to_json()["excluded"] == {"secret": 1, "version_control": 1}
+    assert summary.files_pruned == 1 and store.get_file(ws / ".env") is None
+    assert store.status().excluded == {"secret": 1, "version_control": 1}
+    assert [r.path for r in store.file_records()] == [ws / "notes" / "a.md"]
