@@ -188,6 +188,23 @@ def test_glob_segments_globstar_and_braces(store: IndexStore, glob: str, expecte
     assert sorted(paths(search(store, "needle", glob=glob))) == expected
 
 
+@pytest.mark.parametrize(
+    ("glob", "expected"),
+    [
+        (r"a\*b.md", ["/ws/lit/a*b.md"]),
+        (r"\[x\].md", ["/ws/lit/[x].md"]),
+        ("[[]x].md", ["/ws/lit/[x].md"]),
+        ("a[*]b.md", ["/ws/lit/a*b.md"]),
+        (r"lit/\{a,b\}.md", ["/ws/lit/{a,b}.md"]),
+        ("a*b.md", ["/ws/lit/a*b.md", "/ws/lit/axb.md"]),
+    ],
+)
+def test_glob_metacharacters_can_be_literal(store: IndexStore, glob: str, expected: list[str]) -> None:
+    for path in ("/ws/lit/a*b.md", "/ws/lit/axb.md", "/ws/lit/[x].md", "/ws/lit/x.md", "/ws/lit/{a,b}.md"):
+        store.replace_file(*make_file(path, ["needle text"]))
+    assert sorted(paths(search(store, "needle", glob=glob))) == expected
+
+
 @pytest.mark.parametrize("glob", ["", "*.{md", "[abc", "*.md}", "{md}", "docs/", "!*.md"])
 @pytest.mark.parametrize("text", ["needle", ""])
 def test_malformed_glob_is_a_usage_error(store: IndexStore, glob: str, text: str) -> None:

@@ -39,6 +39,9 @@ def matches(pattern: str, path: str) -> bool:
         ("docs/*.md", "/x/docs/a/b.md", False),  # '*' never crosses '/'
         ("docs/*.md", "/x/mydocs/x.md", False),  # segment boundary, not substring
         ("docs/*.md", "/x/docs/x.md/y", False),
+        ("*/x.md", "/a/x.md", True),
+        ("*/x.md", "/x.md", False),  # '*' is a directory name: not the empty one before the root '/'
+        ("*/*", "/x.md", False),
         ("x?y", "/x/y", False),  # nor does '?'
         ("a[!b]c", "/a/c", False),  # nor a negated class
         ("a[+-0]c", "/a/c", False),  # nor a range spanning '/'
@@ -155,3 +158,39 @@ _NAME_PATTERN = st.lists(st.sampled_from(["a", "b", ".", "*", "?", "[ab]", "[!a]
 )
 def test_name_patterns_agree_with_fnmatch_on_the_file_name(pattern: str, name: str, parent: str) -> None:
     assert matches(pattern, parent + name) is fnmatchcase(name, pattern)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "prefilters"),
+    [
+        ("*.py", ("*/*.py",)),
+        ("docs/*.md", ("*/docs/*.md",)),
+        ("docs/**/*.md", ("*/docs/*.md",)),
+        ("/ws/**", ("/ws/*",)),
+        ("*.{md,rst}", ("*/*.md", "*/*.rst")),
+        ("{a,b}.{md,md}", ("*/a.md", "*/b.md")),  # duplicates once
+        ("[!t]?", ("*/??",)),  # classes widen to '?'
+        (r"a\*\?\[b]", ("*/a[*][?][[]b]",)),  # literal metacharacters in brackets
+    ],
+)
+def test_prefilters(pattern: str, prefilters: tuple[str, ...]) -> None:
+    assert compile_glob(pattern).prefilters == prefilters
+
+
+_PIECES = ["a", "b", ".", "*", "?", "**", "/", "[ab]", "[!a]", "{a,b/}", "{*,?a}", "\\*", "\\["]
+
+
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=7),
+    path=st.lists(st.text(alphabet="ab.*[", min_size=1, max_size=4), min_size=1, max_size=4),
+)
+def test_every_match_passes_a_prefilter(pieces: list[str], path: list[str]) -> None:
+    # The SQLite store tests the prefilters with GLOB and only then calls the matcher: a path the
+    # matcher accepts but no prefilter lets through would be lost silently.
+    try:
+        glob = compile_glob("".join(pieces))
+    except UsageError:
+        return
+    absolute = "/" + "/".join(path)
+    if glob.matches(absolute):
+        assert any(fnmatchcase(absolute, prefilter) for prefilter in glob.prefilters)

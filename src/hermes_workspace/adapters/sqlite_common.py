@@ -20,9 +20,10 @@ GLOB_FUNCTION = "hermes_glob"
 :func:`register_glob_function`."""
 
 
-def _glob_matches(pattern: str, path: str) -> int:
-    # compile_glob is cached: one parse per pattern, then one regex match per call.
-    return int(compile_glob(pattern).matches(path))
+def _glob_matches(pattern: str, path: str) -> bool:
+    # compile_glob is cached: one parse per pattern, then one regex match per call. SQLite
+    # receives the bool as the integer 1 or 0.
+    return compile_glob(pattern).matches(path)
 
 
 def register_glob_function(conn: apsw.Connection) -> None:
@@ -41,8 +42,10 @@ def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], 
       plain characters);
     - ``glob``: :func:`~hermes_workspace.domain.globs.compile_glob` semantics on the absolute path,
       through :data:`GLOB_FUNCTION` (the connection must have :func:`register_glob_function`). It
-      selects the matching files once (an uncorrelated ``IN`` subquery, one call per indexed
-      file) rather than once per candidate chunk.
+      selects the matching files once (an uncorrelated ``IN`` subquery) rather than once per
+      candidate chunk, and calls Python only for the files that pass the pattern's
+      :attr:`~hermes_workspace.domain.globs.PathGlob.prefilters` in SQLite's own ``GLOB``
+      (their dialect is a subset of it; ``CASE`` fixes the order of the two tests).
 
     ``None`` means no filter; an empty ``path_prefix`` too.
 
@@ -55,9 +58,13 @@ def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], 
         where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
         params["prefix"] = path_prefix
     if glob is not None:
-        compile_glob(glob)
-        where.append(f"f.id IN (SELECT id FROM files WHERE {GLOB_FUNCTION}(:glob, abs_path))")
+        prefilters = compile_glob(glob).prefilters
+        coarse = " OR ".join(f"abs_path GLOB :glob_{i}" for i in range(len(prefilters)))
+        where.append(
+            f"f.id IN (SELECT id FROM files WHERE CASE WHEN {coarse} THEN {GLOB_FUNCTION}(:glob, abs_path) END)"
+        )
         params["glob"] = glob
+        params.update((f"glob_{i}", prefilter) for i, prefilter in enumerate(prefilters))
     return where, params
 
 

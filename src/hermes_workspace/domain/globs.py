@@ -96,12 +96,25 @@ class _Group:
 
 @dataclass(frozen=True, slots=True)
 class PathGlob:
-    """A validated glob: ``pattern`` is the text as given, ``regex`` the compiled expression (the
-    union of its brace alternatives) that must match the whole absolute path. Build with
-    :func:`compile_glob`."""
+    """A validated glob. Build with :func:`compile_glob`.
+
+    Attributes:
+        pattern: the text as given.
+        regex: the compiled expression (the union of the brace alternatives) that must match the
+            whole absolute path; :meth:`matches` is the filter.
+        prefilters: a cheap necessary condition for backends that can test classic globs
+            natively (SQLite's ``GLOB`` runs in C, a Python call per row costs several times
+            more): every absolute path :meth:`matches` accepts matches at least one of these.
+            Their dialect is what Python's ``fnmatchcase`` and SQLite ``GLOB`` share: ``*`` any
+            run of characters *including* ``/``, ``?`` any one character, ``[c]`` the literal
+            ``c`` (for ``*``, ``?`` and ``[``); every other character stands for itself. One per
+            distinct alternative, classes widened to ``?``; a path matching one may still fail
+            :meth:`matches` (``docs/*.md`` gives ``*/docs/*.md``, which ``/docs/a/b.md`` passes).
+    """
 
     pattern: str
     regex: re.Pattern[str]
+    prefilters: tuple[str, ...]
 
     def matches(self, path: str) -> bool:
         """Whether the absolute ``path`` (``/``-separated, no trailing ``/``) passes the filter."""
@@ -131,10 +144,12 @@ def compile_glob(pattern: str) -> PathGlob:
         )
     sequence = _Parser(pattern).parse()
     expanded = _expand(sequence, pattern)
-    regexes = list(dict.fromkeys(_alternative_regex(atoms, pattern) for atoms in expanded))
+    translated = dict.fromkeys(_alternative(atoms, pattern) for atoms in expanded)
+    regexes = list(dict.fromkeys(regex for regex, _ in translated))
     body = regexes[0] if len(regexes) == 1 else "|".join(f"(?:{r})" for r in regexes)
+    prefilters = tuple(dict.fromkeys(prefilter for _, prefilter in translated))
     # DOTALL: a file name may hold a newline, which `.` must match like any other character.
-    return PathGlob(pattern, re.compile(body, re.DOTALL))
+    return PathGlob(pattern, re.compile(body, re.DOTALL), prefilters)
 
 
 def _error(pattern: str, fault: str, hint: str) -> UsageError:
@@ -262,8 +277,9 @@ def _expand(sequence: tuple[_Atom | _Group, ...], pattern: str) -> list[tuple[_A
     return results
 
 
-def _alternative_regex(atoms: tuple[_Atom, ...], pattern: str) -> str:
-    """The regex one brace-free alternative stands for, to be matched against the whole path."""
+def _alternative(atoms: tuple[_Atom, ...], pattern: str) -> tuple[str, str]:
+    """The regex one brace-free alternative stands for, to be matched against the whole absolute
+    path, and its prefilter (see :attr:`PathGlob.prefilters`)."""
     absolute = bool(atoms) and isinstance(atoms[0], _Slash)
     segments: list[list[_Atom]] = [[]]
     for atom in atoms:
@@ -296,15 +312,32 @@ def _alternative_regex(atoms: tuple[_Atom, ...], pattern: str) -> str:
     if not absolute:
         while len(kept) > 1 and kept[0][1]:
             kept.pop(0)
-    parts = ["/" if absolute else "(?:.*/)?"]
+    # A relative pattern starts right after some '/' of the path, so its first segment is a
+    # directory or file name, never the empty name before the root's '/' ('*/x' is not '/x').
+    parts, coarse = ["/" if absolute else ".*/"], ["/" if absolute else "*/"]
     for index, (segment, is_globstar) in enumerate(kept):
         last = index == len(kept) - 1
         if is_globstar:
             parts.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
+            coarse.append("*")  # zero or more 'dir/' (or the last segments): any run, '/' included
         else:
             parts.append(_segment_regex(segment))
+            coarse.append(_segment_prefilter(segment))
             if not last:
                 parts.append("/")
+                coarse.append("/")
+    return "".join(parts), re.sub(r"\*+", "*", "".join(coarse))
+
+
+def _segment_prefilter(segment: list[_Atom]) -> str:
+    parts: list[str] = []
+    for atom in segment:
+        if isinstance(atom, _Star):
+            parts.append("*")
+        elif isinstance(atom, (_Any, _Class)):
+            parts.append("?")
+        elif isinstance(atom, _Lit):
+            parts.append(f"[{atom.char}]" if atom.char in "*?[" else atom.char)
     return "".join(parts)
 
 
