@@ -84,6 +84,8 @@ def matches(pattern: str, path: str) -> bool:
         ("[]x]", "/w/]", True),
         ("[!]]", "/w/]", False),
         (r"\!x", "/w/!x", True),
+        (r"docs\/*.md", "/w/docs/a.md", True),  # an escaped '/' is still the separator
+        (r"docs\/*.md", "/w/docs/a/b.md", False),
         # repeated slashes are one
         ("docs//*.md", "/w/docs/a.md", True),
         # special regex characters are literal

@@ -24,8 +24,8 @@ Semantics (case-sensitive; ``/`` is the only separator):
   groups work (``{docs,notes}/*.{md,txt}``, ``*.{md,{r,t}st}``), an alternative may be empty
   (``notes{,.bak}``) or hold ``/`` (``{docs/*.md,*.rst}``; each alternative then follows the
   rules above on its own). At most :data:`MAX_ALTERNATIVES` alternatives.
-- ``\\`` makes the next character literal outside a class (``\\*``, ``\\{``, ``\\[``); inside
-  ``[...]`` every character but the closing ``]`` is literal.
+- ``\\`` makes the next character literal outside a class (``\\*``, ``\\{``, ``\\[``; ``\\/`` is
+  still the separator); inside ``[...]`` every character but the closing ``]`` is literal.
 - Repeated slashes count as one (``docs//x.md`` = ``docs/x.md``), as the file system reads them.
 
 Refused with :class:`~hermes_workspace.domain.errors.UsageError` (never silently zero hits): an
@@ -125,7 +125,8 @@ class PathGlob:
 def compile_glob(pattern: str) -> PathGlob:
     """Parse and validate ``pattern`` (semantics in the module docstring) into a :class:`PathGlob`.
 
-    Cached (the SQLite adapters call it once per candidate file, with the same pattern).
+    Cached: the SQLite adapters call it for every file that passes the prefilters, with the same
+    pattern.
 
     Raises:
         UsageError: the pattern is malformed (see the module docstring for the list); the
@@ -165,7 +166,7 @@ class _Parser:
 
     def parse(self) -> tuple[_Atom | _Group, ...]:
         items = self._sequence(depth=0)
-        if self.pos < len(self.pattern):  # only a '}' or ',' at depth 0 stops _sequence early
+        if self.pos < len(self.pattern):  # at depth 0 only a stray '}' stops _sequence early
             raise _error(self.pattern, f"the '}}' at position {self.pos + 1} closes no '{{'", _BRACE_HINT)
         return items
 
@@ -183,7 +184,8 @@ class _Parser:
             if char == "\\":
                 if self.pos >= len(text):
                     raise _error(text, "it ends with a lone '\\'", r"Write \\ for a literal backslash.")
-                items.append(_Lit(text[self.pos]))
+                # '\/' is still the separator: no file name holds a '/'.
+                items.append(_Slash() if text[self.pos] == "/" else _Lit(text[self.pos]))
                 self.pos += 1
             elif char == "*":
                 items.append(_Star())
