@@ -235,6 +235,51 @@ def test_glob_and_limit_edges(
     assert sorted(str(Path(h["path"]).relative_to(workspace)) for h in hits) == expected
 
 
+@pytest.fixture
+def glob_tree(workspace: Path) -> Path:
+    """Files two directories apart under docs/, and an .rst beside the .md files."""
+    (workspace / "docs" / "a").mkdir()
+    (workspace / "docs" / "a" / "b.md").write_text("A nested deployment guide.\n")
+    (workspace / "docs" / "guide.rst").write_text("A deployment guide in reStructuredText.\n")
+    return workspace
+
+
+@pytest.mark.parametrize(
+    ("glob", "expected"),
+    [
+        ("docs/*.md", ["docs/runbook.md"]),  # '*' stays within docs/: docs/a/b.md is out
+        ("docs/*/*.md", ["docs/a/b.md"]),
+        ("docs/**/*.md", ["docs/a/b.md", "docs/runbook.md"]),
+        ("**/*.md", ["docs/a/b.md", "docs/runbook.md"]),
+        ("*.{md,rst}", ["docs/a/b.md", "docs/guide.rst", "docs/runbook.md"]),
+        ("{notes/*.txt,*.rst}", ["docs/guide.rst", "notes/todo.txt"]),
+    ],
+)
+def test_glob_path_segments_globstar_and_braces(
+    capsys: pytest.CaptureFixture[str], glob_tree: Path, glob: str, expected: list[str]
+) -> None:
+    run(capsys, "--quiet", "index")
+    code, hits, _ = run(capsys, "search", "deployment", "--glob", glob)
+    assert code == 0
+    assert sorted(str(Path(h["path"]).relative_to(glob_tree)) for h in hits) == expected
+
+
+@pytest.mark.parametrize(
+    ("glob", "fault"),
+    [("*.{md", "'{' at position 3 is never closed"), ("[abc", "'[' at position 1 is never closed"), ("", "empty glob")],
+)
+def test_malformed_glob_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], workspace: Path, glob: str, fault: str
+) -> None:
+    run(capsys, "--quiet", "index")
+    code, data, err = run(capsys, "search", "deployment", "--glob", glob)
+    assert code == 2
+    assert data["error"]["code"] == "usage_error"
+    assert fault in data["error"]["message"]
+    assert data["error"]["hint"]
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("args", "code", "error"),
     [

@@ -13,6 +13,7 @@ import pytest
 
 from hermes_workspace.adapters.memory import InMemoryIndexStore
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
+from hermes_workspace.domain.errors import UsageError
 from hermes_workspace.domain.ports import IndexStore
 from hermes_workspace.domain.query import parse_query
 from tests.store_files import make_file
@@ -134,10 +135,84 @@ def test_glob_matches_name_or_whole_path(store: IndexStore) -> None:
     # without "/" only the file name is matched: the "md" directory does not count
     assert paths(search(store, "needle", glob="*md*")) == ["/ws/docs/guide.md"]
     assert paths(search(store, "needle", glob="code*")) == []
-    # with "/" the whole absolute path is matched
-    assert paths(search(store, "needle", glob="/ws/code/*")) == ["/ws/code/guide.py", "/ws/code/md/notes.txt"]
+    # a leading "/" anchors at the root; "*" stays within one segment, "**" crosses them
+    assert paths(search(store, "needle", glob="/ws/code/*")) == ["/ws/code/guide.py"]
+    assert paths(search(store, "needle", glob="/ws/code/**")) == ["/ws/code/guide.py", "/ws/code/md/notes.txt"]
+    assert paths(search(store, "needle", glob="/code/*")) == []  # anchored: /code is not /ws/code
     assert paths(search(store, "needle", glob="*/md/*")) == ["/ws/code/md/notes.txt"]
-    assert paths(search(store, "needle", glob="/ws/code/*", path_prefix="/ws/code/md")) == ["/ws/code/md/notes.txt"]
+    assert paths(search(store, "needle", glob="/ws/code/**", path_prefix="/ws/code/md")) == ["/ws/code/md/notes.txt"]
+
+
+GLOB_TREE = (
+    "/ws/docs/x.md",
+    "/ws/docs/a/b.md",
+    "/ws/docs/a/b/c.md",
+    "/ws/other/docs/z.md",
+    "/ws/mydocs/y.md",
+    "/ws/notes/r.rst",
+    "/ws/notes/t.txt",
+    "/ws/notes/test_one.py",
+    "/ws/notes/one_test.py",
+)
+
+
+@pytest.mark.parametrize(
+    ("glob", "expected"),
+    [
+        # "/" in the pattern: whole segments at the end of the path; "*" never crosses "/"
+        ("docs/*.md", ["/ws/docs/x.md", "/ws/other/docs/z.md"]),
+        ("docs/a/*.md", ["/ws/docs/a/b.md"]),
+        ("docs/*/*.md", ["/ws/docs/a/b.md"]),
+        # "**" is zero or more whole segments
+        ("docs/**/*.md", ["/ws/docs/a/b.md", "/ws/docs/a/b/c.md", "/ws/docs/x.md", "/ws/other/docs/z.md"]),
+        ("**/*.md", [p for p in sorted(GLOB_TREE) if p.endswith(".md")]),
+        ("/ws/docs/**", ["/ws/docs/a/b.md", "/ws/docs/a/b/c.md", "/ws/docs/x.md"]),
+        ("/ws/**/b.md", ["/ws/docs/a/b.md"]),
+        # braces expand, nested too; each alternative follows the rules on its own
+        ("*.{md,rst}", [p for p in sorted(GLOB_TREE) if p.endswith((".md", ".rst"))]),
+        ("*.{txt,{r,x}st}", ["/ws/notes/r.rst", "/ws/notes/t.txt"]),
+        ("{docs,notes}/*.{md,txt}", ["/ws/docs/x.md", "/ws/notes/t.txt", "/ws/other/docs/z.md"]),
+        ("{mydocs/*.md,*.rst}", ["/ws/mydocs/y.md", "/ws/notes/r.rst"]),
+        # without "/": the file name only
+        ("test_*.py", ["/ws/notes/test_one.py"]),
+        ("[!t]*.py", ["/ws/notes/one_test.py"]),
+        ("?.{txt,py}", ["/ws/notes/t.txt"]),
+        ("docs", []),
+        # case-sensitive
+        ("*.MD", []),
+    ],
+)
+def test_glob_segments_globstar_and_braces(store: IndexStore, glob: str, expected: list[str]) -> None:
+    for path in GLOB_TREE:
+        store.replace_file(*make_file(path, ["needle text"]))
+    assert sorted(paths(search(store, "needle", glob=glob))) == expected
+
+
+@pytest.mark.parametrize(
+    ("glob", "expected"),
+    [
+        (r"a\*b.md", ["/ws/lit/a*b.md"]),
+        (r"\[x\].md", ["/ws/lit/[x].md"]),
+        ("[[]x].md", ["/ws/lit/[x].md"]),
+        ("a[*]b.md", ["/ws/lit/a*b.md"]),
+        (r"lit/\{a,b\}.md", ["/ws/lit/{a,b}.md"]),
+        ("a*b.md", ["/ws/lit/a*b.md", "/ws/lit/axb.md"]),
+    ],
+)
+def test_glob_metacharacters_can_be_literal(store: IndexStore, glob: str, expected: list[str]) -> None:
+    for path in ("/ws/lit/a*b.md", "/ws/lit/axb.md", "/ws/lit/[x].md", "/ws/lit/x.md", "/ws/lit/{a,b}.md"):
+        store.replace_file(*make_file(path, ["needle text"]))
+    assert sorted(paths(search(store, "needle", glob=glob))) == expected
+
+
+@pytest.mark.parametrize("glob", ["", "*.{md", "[abc", "*.md}", "{md}", "docs/", "!*.md"])
+@pytest.mark.parametrize("text", ["needle", ""])
+def test_malformed_glob_is_a_usage_error(store: IndexStore, glob: str, text: str) -> None:
+    store.replace_file(*make_file("/ws/docs/x.md", ["needle text"]))
+    with pytest.raises(UsageError) as raised:
+        search(store, text, glob=glob)
+    assert raised.value.code == "usage_error"
+    assert repr(glob) in raised.value.message or glob == ""
 
 
 def test_filters_apply_before_the_limit(store: IndexStore) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from hermes_workspace.adapters.memory import InMemoryIndexStore, InMemoryVectorIndex
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
-from hermes_workspace.domain.errors import StoreError
+from hermes_workspace.domain.errors import StoreError, UsageError
 from hermes_workspace.domain.model import Chunk, FileRecord
 from hermes_workspace.domain.ports import IndexStore, VectorIndex
 from hermes_workspace.domain.semantic import EmbeddingJob, Vector, VectorStatus, embedding_input, embedding_key, unit
@@ -271,11 +271,47 @@ def near_and_far(pair: Pair) -> Pair:
         ({"glob": "[!n]*"}, ["/ws/notes/far.txt"]),  # [!...] negates
         ({"path_prefix": "/ws/a", "glob": "far*"}, ["/ws/a_b/far.md"]),
         ({"path_prefix": "/ws/nowhere"}, []),
+        ({"glob": "axb/*.md"}, ["/ws/axb/near.md"]),  # whole segments at the end of the path
+        ({"glob": "*.{txt,rst}"}, ["/ws/notes/far.txt"]),  # braces
+        ({"glob": "/ws/{a_b,notes}/**"}, ["/ws/notes/far.txt"]),  # nearer than a_b/far.md
     ],
 )
 def test_filters_apply_before_the_top_k(near_and_far: Pair, kwargs: dict, expected: list[str]) -> None:
     hits = near_and_far.index.search(vec(1, 0, 0), limit=1, **kwargs)
     assert [str(h.path) for h in hits] == expected
+
+
+@pytest.mark.parametrize(
+    ("glob", "expected"),
+    [
+        # the nearest chunk is two directories below docs/: "*" does not reach it, "**" does
+        ("docs/*.md", ["/ws/docs/flat.md", "/ws/other/docs/far.md"]),
+        ("docs/**/*.md", ["/ws/docs/a/b/deep.md", "/ws/docs/flat.md", "/ws/other/docs/far.md"]),
+        ("/ws/docs/*", ["/ws/docs/flat.md"]),
+        ("**/*.md", ["/ws/docs/a/b/deep.md", "/ws/docs/flat.md", "/ws/other/docs/far.md"]),
+        ("*.{md,txt}", ["/ws/docs/a/b/deep.md", "/ws/docs/flat.md", "/ws/other/docs/far.md", "/ws/docs/a/b/x.txt"]),
+    ],
+)
+def test_glob_segments_globstar_and_braces(pair: Pair, glob: str, expected: list[str]) -> None:
+    add_file(pair, "/ws/docs/a/b/deep.md", ["deep"])
+    add_file(pair, "/ws/docs/flat.md", ["flat"])
+    add_file(pair, "/ws/other/docs/far.md", ["far"])
+    add_file(pair, "/ws/docs/a/b/x.txt", ["text"])
+    pair.index.prepare(SIGNATURE, 3)
+    embed_pending(
+        pair.index,
+        by_word({"deep": vec(1, 0, 0), "flat": vec(1, 0.5, 0), "far": vec(1, 1, 0), "text": vec(0, 0, 1)}),
+    )
+    # best first: the order of `expected` is by distance
+    assert [str(h.path) for h in pair.index.search(vec(1, 0, 0), glob=glob, limit=10)] == expected
+    assert [str(h.path) for h in pair.index.search(vec(1, 0, 0), glob=glob, limit=1)] == expected[:1]
+
+
+@pytest.mark.parametrize("glob", ["", "*.{md", "[abc", "{md}"])
+def test_malformed_glob_is_a_usage_error(near_and_far: Pair, glob: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        near_and_far.index.search(vec(1, 0, 0), glob=glob)
+    assert raised.value.code == "usage_error"
 
 
 def test_prune_deletes_only_unused_vectors(pair: Pair) -> None:

@@ -290,6 +290,34 @@ def test_unknown_mode_is_a_usage_error(world) -> None:  # type: ignore[no-untype
         _search(world).execute("release", mode="dense")
 
 
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+@pytest.mark.parametrize("text", ["release", "  ?! x "])
+def test_a_malformed_glob_is_a_usage_error_in_every_mode(  # type: ignore[no-untyped-def]
+    world, mode: str, text: str
+) -> None:
+    # Checked before either side runs: a fallback from the semantic side must not hide it.
+    for search in (_search(world), SearchWorkspace(store=world[0], default_limit=10)):
+        with pytest.raises(UsageError, match=r"invalid glob '\*\.\{md'"):
+            search.execute(text, glob="*.{md", mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_a_glob_with_a_slash_matches_whole_segments_on_both_sides(  # type: ignore[no-untyped-def]
+    world, mode: str
+) -> None:
+    search = _search(world)
+    assert {str(h.path) for h in search.execute("release rollback pasta", glob="notes/*.md", mode=mode)} == {
+        "/ws/notes/pasta.md",
+        "/ws/notes/release.md",
+    }
+    assert list(search.execute("release rollback pasta", glob="ws/*.md", mode=mode)) == []  # '*' stops at '/'
+    assert {str(h.path) for h in search.execute("release rollback pasta", glob="ws/**/*.md", mode=mode)} == {
+        "/ws/notes/pasta.md",
+        "/ws/notes/release.md",
+        "/ws/ops/rollback.md",
+    }
+
+
 def test_empty_query_gives_no_hits_in_every_mode_and_says_why(world) -> None:  # type: ignore[no-untyped-def]
     for mode in ("keyword", "semantic", "hybrid"):
         results = _search(world).execute("  ?! x ", mode=mode)

@@ -379,6 +379,20 @@ def test_reopening_is_idempotent_and_keeps_data(db_path: Path) -> None:
         assert search_paths(reader, "persistent") == ["/ws/a.md"]
 
 
+def test_readonly_store_filters_by_glob(db_path: Path) -> None:
+    # The glob is a SQL function registered per connection: a read-only one (search) needs it too.
+    with SqliteFts5Store(db_path) as store:
+        for path in ("/ws/docs/x.md", "/ws/docs/a/b.md", "/ws/notes/r.rst"):
+            store.replace_file(*make_file(path, ["persistent words"]))
+    with SqliteFts5Store(db_path, readonly=True) as reader:
+        assert search_paths(reader, "persistent", glob="docs/*.md") == ["/ws/docs/x.md"]
+        assert sorted(search_paths(reader, "persistent", glob="*.{md,rst}")) == [
+            "/ws/docs/a/b.md",
+            "/ws/docs/x.md",
+            "/ws/notes/r.rst",
+        ]
+
+
 def test_readonly_on_missing_file_raises_index_not_found(tmp_path: Path) -> None:
     with pytest.raises(IndexNotFoundError):
         SqliteFts5Store(tmp_path / "nope" / "workspace.sqlite", readonly=True)

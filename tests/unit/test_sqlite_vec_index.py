@@ -186,6 +186,19 @@ def test_reader_sees_what_a_writer_commits_even_tables_created_after_it_opened(d
         reader.close()
 
 
+def test_reader_filters_by_glob(db_path: Path) -> None:
+    # The glob is a SQL function registered per connection: a read-only one (search) needs it too.
+    with SqliteFts5Store(db_path) as store:
+        store.replace_file(*make_file("/ws/docs/a/b.md", ["apple"]))
+        store.replace_file(*make_file("/ws/docs/x.md", ["banana"]))
+        with SqliteVecIndex(db_path) as writer:
+            writer.prepare(SIGNATURE, 3)
+            writer.add([(job, vec(1, 0, 0) if job.text == "apple" else vec(0, 1, 0)) for job in writer.pending(10)])
+    with SqliteVecIndex(db_path, readonly=True) as reader:
+        assert [str(h.path) for h in reader.search(vec(1, 0, 0), glob="docs/*.md", limit=1)] == ["/ws/docs/x.md"]
+        assert [str(h.path) for h in reader.search(vec(1, 0, 0), glob="docs/**", limit=1)] == ["/ws/docs/a/b.md"]
+
+
 # -- locking ---------------------------------------------------------------------------------
 
 

@@ -7,7 +7,6 @@ internals: no ignore files, no charset detection, term-frequency ranking instead
 from __future__ import annotations
 
 import math
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from hermes_workspace.domain.chunking import build_chunks
 from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.globs import PathGlob, compile_glob
 from hermes_workspace.domain.constants import BINARY_SUFFIXES
 from hermes_workspace.domain.errors import (
     BinaryContentError,
@@ -219,13 +219,14 @@ class InMemoryIndexStore:
     def search(
         self, query: Query, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
     ) -> list[SearchHit]:
+        pattern = _compiled(glob)  # a malformed glob fails even for an empty query, as in SQLite
         if query.is_empty:
             return []
         limit = max(1, limit)
         candidates = [
             (record, chunk)
             for record, chunks in self.files.values()
-            if _matches_filters(str(record.path), path_prefix, glob)
+            if _matches_filters(str(record.path), path_prefix, pattern)
             for chunk in chunks
         ]
         docs = [(r, c, _search_words(f"{c.content} {c.section or ''}")) for r, c in candidates]
@@ -284,14 +285,19 @@ def _search_words(text: str) -> list[str]:
     return [w.casefold() for w in split_words(normalize_for_search(text))]
 
 
-def _matches_filters(path: str, path_prefix: str | None, glob: str | None) -> bool:
+def _compiled(glob: str | None) -> PathGlob | None:
+    """``glob`` compiled by the domain's matcher, the one the SQLite adapters call from SQL.
+
+    Raises:
+        UsageError: ``glob`` is malformed or empty.
+    """
+    return None if glob is None else compile_glob(glob)
+
+
+def _matches_filters(path: str, path_prefix: str | None, glob: PathGlob | None) -> bool:
     if path_prefix and not path.startswith(path_prefix):
         return False
-    if glob:
-        target = path if "/" in glob else os.path.basename(path)
-        if not fnmatchcase(target, glob):
-            return False
-    return True
+    return glob is None or glob.matches(path)
 
 
 class InlineTaskPool:
@@ -595,10 +601,11 @@ class InMemoryVectorIndex:
     def search(
         self, vector: Vector, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
     ) -> list[SearchHit]:
+        pattern = _compiled(glob)
         scored = []
         for record, chunk, ident in self._chunks():
             key = self._attached.get(ident)
-            if key is None or not _matches_filters(str(record.path), path_prefix, glob):
+            if key is None or not _matches_filters(str(record.path), path_prefix, pattern):
                 continue
             scored.append((cosine(vector, self.vectors[key]), record, chunk))
         return _ranked_hits(scored, limit)

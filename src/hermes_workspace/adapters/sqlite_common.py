@@ -1,16 +1,71 @@
 """What the adapters that open the index file (:mod:`.sqlite_fts5_store`, :mod:`.sqlite_vec_index`)
 do alike: translate apsw (SQLite) exceptions into :class:`StoreError`, guard their connection,
-and write in ``BEGIN IMMEDIATE`` transactions."""
+write in ``BEGIN IMMEDIATE`` transactions, and filter searches by path prefix and glob."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import apsw
 
 from hermes_workspace.domain.errors import StoreError, WorkspaceError
+from hermes_workspace.domain.globs import compile_glob
+
+GLOB_FUNCTION = "hermes_glob"
+"""The SQL function ``hermes_glob(pattern, path)``: 1 when ``path`` passes the glob ``pattern``
+(:mod:`hermes_workspace.domain.globs`), else 0. Registered on every connection by
+:func:`register_glob_function`."""
+
+
+def _glob_matches(pattern: str, path: str) -> bool:
+    # compile_glob is cached: one parse per pattern, then one regex match per call. SQLite
+    # receives the bool as the integer 1 or 0.
+    return compile_glob(pattern).matches(path)
+
+
+def register_glob_function(conn: apsw.Connection) -> None:
+    """Make :data:`GLOB_FUNCTION` callable on ``conn`` (read-only connections too: a function is
+    per connection and never touches the file). Deterministic, so SQLite may evaluate it once
+    for constant arguments."""
+    conn.create_scalar_function(GLOB_FUNCTION, _glob_matches, 2, deterministic=True)
+
+
+def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], dict[str, Any]]:
+    """SQL conditions on ``f`` (the ``files`` table) and their named parameters for the search
+    filters, shared by the keyword search of ``SqliteFts5Store`` and the vector search of
+    ``SqliteVecIndex``, both of which put them before their ``LIMIT``:
+
+    - ``path_prefix``: a literal prefix of the absolute path (``substr``, so ``%`` and ``_`` are
+      plain characters);
+    - ``glob``: :func:`~hermes_workspace.domain.globs.compile_glob` semantics on the absolute path,
+      through :data:`GLOB_FUNCTION` (the connection must have :func:`register_glob_function`). It
+      selects the matching files once (an uncorrelated ``IN`` subquery) rather than once per
+      candidate chunk, and calls Python only for the files that pass the pattern's
+      :attr:`~hermes_workspace.domain.globs.PathGlob.prefilters` in SQLite's own ``GLOB``
+      (their dialect is a subset of it; ``CASE`` fixes the order of the two tests).
+
+    ``None`` means no filter; an empty ``path_prefix`` too.
+
+    Raises:
+        UsageError: ``glob`` is malformed or empty (checked here, before any SQL runs).
+    """
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    if path_prefix:
+        where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
+        params["prefix"] = path_prefix
+    if glob is not None:
+        prefilters = compile_glob(glob).prefilters
+        coarse = " OR ".join(f"abs_path GLOB :glob_{i}" for i in range(len(prefilters)))
+        where.append(
+            f"f.id IN (SELECT id FROM files WHERE CASE WHEN {coarse} THEN {GLOB_FUNCTION}(:glob, abs_path) END)"
+        )
+        params["glob"] = glob
+        params.update((f"glob_{i}", prefilter) for i, prefilter in enumerate(prefilters))
+    return where, params
 
 
 @contextmanager

@@ -6,7 +6,7 @@ Binding: ``apsw`` (not the standard ``sqlite3``), whose bundled SQLite has FTS5 
 Schema (version :data:`SCHEMA_VERSION`, recorded in ``meta``)::
 
     meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)              -- schema_version
-    files(id INTEGER PRIMARY KEY, abs_path TEXT UNIQUE, name,    -- name = basename, for --glob
+    files(id INTEGER PRIMARY KEY, abs_path TEXT UNIQUE, name,    -- name = basename
           root_path, content_hash, config_signature, size_bytes, mtime_ns,
           modified_at, indexed_at, chunk_count)
     chunks(id INTEGER PRIMARY KEY, file_id -> files(id) ON DELETE CASCADE, chunk_index, content,
@@ -50,6 +50,8 @@ import apsw
 from hermes_workspace.adapters.sqlite_common import (
     checked_connection,
     immediate_transaction,
+    path_filters,
+    register_glob_function,
     translated_sqlite_errors,
 )
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError
@@ -57,7 +59,7 @@ from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, StoreSta
 from hermes_workspace.domain.query import Compound, Query
 from hermes_workspace.domain.text_normalization import normalize_for_search
 
-__all__ = ["BM25_WEIGHTS", "SCHEMA_VERSION", "SqliteFts5Store", "compile_fts5_match", "path_filters", "sqlite_glob"]
+__all__ = ["BM25_WEIGHTS", "SCHEMA_VERSION", "SqliteFts5Store", "compile_fts5_match"]
 
 SCHEMA_VERSION = 3
 """Version of the layout below, stored as ``meta.schema_version``. A writer finding an older
@@ -197,28 +199,6 @@ def _quote(term: str) -> str:
     return '"' + term.replace("\x00", " ").replace('"', '""') + '"'
 
 
-def sqlite_glob(pattern: str) -> str:
-    """A shell/fnmatch glob in SQLite's GLOB dialect: the class negation ``[!...]`` becomes
-    ``[^...]`` (SQLite reads ``[!`` as a class holding ``!``, which inverted the filter)."""
-    return re.sub(r"\[!", "[^", pattern)
-
-
-def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], dict[str, Any]]:
-    """SQL conditions on ``f`` (the ``files`` table) and their named parameters for the search
-    filters: a literal prefix of the absolute path (``substr``, so ``%`` and ``_`` are plain
-    characters) and a GLOB on the file name, or on the whole path when the pattern holds ``/``.
-    Shared by the keyword search here and the vector search of ``SqliteVecIndex``."""
-    where: list[str] = []
-    params: dict[str, Any] = {}
-    if path_prefix:
-        where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
-        params["prefix"] = path_prefix
-    if glob:
-        where.append(f"{'f.abs_path' if '/' in glob else 'f.name'} GLOB :glob")
-        params["glob"] = sqlite_glob(glob)
-    return where, params
-
-
 def compile_fts5_match(query: Query) -> str:
     """Compile a domain :class:`Query` into an FTS5 ``MATCH`` expression (seed 000).
 
@@ -307,6 +287,7 @@ class SqliteFts5Store:
             self._conn = conn
             try:
                 conn.set_busy_timeout(self.busy_timeout_ms)
+                register_glob_function(conn)
                 if readonly:
                     self._check_schema_readonly(conn)
                 else:
@@ -593,20 +574,22 @@ class SqliteFts5Store:
         """Ranked hits, best first: ``score`` is the negated FTS5 ``bm25()`` with
         :data:`BM25_WEIGHTS` (higher is better); ties are broken by path then chunk index.
 
-        ``path_prefix`` is a literal prefix of the absolute path (no wildcards); ``glob`` uses
-        SQLite GLOB semantics (``*``, ``?``, ``[...]``, case-sensitive) on the file name, or on the
-        absolute path when it contains ``/``. Both filter in SQL before the ``limit`` cut;
-        ``limit`` is clamped to at least 1. An empty query returns ``[]`` without touching the
-        database.
+        ``path_prefix`` is a literal prefix of the absolute path (no wildcards); ``glob`` is a
+        pattern as defined in :mod:`hermes_workspace.domain.globs` (without ``/`` it matches the
+        file name; with ``/`` whole segments at the end of the path, or the whole path when it
+        starts with ``/``; ``**`` and ``{a,b}`` work; case-sensitive). Both filter in SQL before
+        the ``limit`` cut; ``limit`` is clamped to at least 1. An empty query returns ``[]``
+        without touching the database.
 
         Raises:
+            UsageError: ``glob`` is malformed or empty.
             StoreError: the database failed or the store is closed.
         """
+        filters, params = path_filters(path_prefix, glob)  # a malformed glob fails even for an empty query
         match = compile_fts5_match(query)
         if not match:
             return []
         weights = ", ".join(repr(w) for w in BM25_WEIGHTS)
-        filters, params = path_filters(path_prefix, glob)
         where = ["chunks_fts MATCH :match", *filters]
         params.update({"match": match, "limit": max(1, int(limit))})
         # Rank first on ids and scores only, then fetch the content of the top rows: sorting

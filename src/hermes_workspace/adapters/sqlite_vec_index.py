@@ -48,9 +48,10 @@ import apsw
 from hermes_workspace.adapters.sqlite_common import (
     checked_connection,
     immediate_transaction,
+    path_filters,
+    register_glob_function,
     translated_sqlite_errors,
 )
-from hermes_workspace.adapters.sqlite_fts5_store import path_filters
 from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.semantic import EmbeddingJob, Vector, VectorStatus, embedding_input, embedding_key
@@ -160,6 +161,7 @@ class SqliteVecIndex:
             try:
                 conn.set_busy_timeout(self.busy_timeout_ms)
                 self._load_extension(conn, sqlite_vec.loadable_path())
+                register_glob_function(conn)
                 if not readonly:
                     conn.pragma("synchronous", "NORMAL")
                     conn.pragma("foreign_keys", 1)  # attachments must go with their chunks
@@ -444,10 +446,11 @@ class SqliteVecIndex:
         distance to every attached vector whose file passes the filters, ordered by distance then
         chunk id. ``score`` is the cosine similarity (``1 - distance``, -1..1; 0 for a zero
         vector). ``path_prefix`` and ``glob`` mean what they mean for
-        :meth:`SqliteFts5Store.search` and apply before the top-k cut. ``[]`` when no vector is
-        stored.
+        :meth:`SqliteFts5Store.search` (see :mod:`hermes_workspace.domain.globs`) and apply
+        before the top-k cut. ``[]`` when no vector is stored.
 
         Raises:
+            UsageError: ``glob`` is malformed or empty.
             StoreError: ``vector`` does not have the stored dimensions; the database failed or
                 the index is closed.
         """

@@ -23,6 +23,7 @@ from hermes_workspace.domain.fusion import (
     fusion_weights,
     reciprocal_rank_fusion,
 )
+from hermes_workspace.domain.globs import compile_glob
 from hermes_workspace.domain.model import SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
@@ -104,15 +105,20 @@ class SearchWorkspace:
             path: keep hits whose absolute path starts with this (``~`` expanded; a relative
                 path is taken from the current directory; an existing path has its symlinks
                 resolved, as roots do; a trailing ``/`` is kept).
-            glob: keep hits whose file name matches (``*.py``, ``[!t]*``; case-sensitive); a
-                pattern with ``/`` matches the end of the absolute path (``json/*.py``) unless it
-                starts with ``/`` or ``*``.
+            glob: keep hits whose file passes this pattern (:mod:`hermes_workspace.domain.globs`;
+                case-sensitive): without ``/`` it matches the file name (``*.py``, ``[!t]*``,
+                ``*.{md,rst}``); with ``/`` whole path segments at the end of the absolute path
+                (``json/*.py`` matches ``/x/json/a.py``, not ``/x/json/tests/a.py``), or the whole
+                path when it starts with ``/``. ``*``, ``?`` and ``[...]`` never match ``/``;
+                ``**`` matches zero or more whole segments (``docs/**/*.md``); ``{a,b}``
+                expands. ``None`` means no filter.
             limit: at most this many hits; ``None`` means ``default_limit``; values below 1
                 become 1 (seed 000 hardening P2), values above :data:`MAX_LIMIT` become it.
             mode: ``keyword``, ``semantic`` or ``hybrid``; ``None`` means the configured default.
 
         Raises:
-            UsageError: an unknown ``mode``.
+            UsageError: an unknown ``mode``; a malformed or empty ``glob`` (unclosed ``[`` or
+                ``{``...; checked before anything is searched).
             IndexNotFoundError: the workspace was never indexed.
             StoreError: the database failed.
         """
@@ -123,7 +129,9 @@ class SearchWorkspace:
             )
         query = parse_query(text)
         limit = min(MAX_LIMIT, self.default_limit if limit is None else max(1, limit))
-        prefix, pattern = _absolute_prefix(path), _glob(glob)
+        prefix, pattern = _absolute_prefix(path), glob
+        if pattern is not None:
+            compile_glob(pattern)  # a malformed pattern is a usage error, whichever side searches first
         if mode == "keyword":
             status = self._status_only()
             hits = [] if query.is_empty else self._keyword(query, prefix, pattern, limit)
@@ -399,14 +407,6 @@ def _literals(query: Query) -> list[str]:
     found = [g.literal.casefold() for g in query.groups if isinstance(g, Compound) and g.literal]
     found += [name.casefold() for name in code_names(query)]
     return list(dict.fromkeys(found))
-
-
-def _glob(pattern: str | None) -> str | None:
-    if not pattern:
-        return None
-    if "/" in pattern and not pattern.startswith(("/", "*")):
-        return "*/" + pattern
-    return pattern
 
 
 def _exact_first(hits: list[SearchHit], literals: list[str]) -> list[SearchHit]:

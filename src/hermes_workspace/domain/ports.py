@@ -140,9 +140,12 @@ class IndexStore(Protocol):
         limit: int = 20,
     ) -> list[SearchHit]:
         """Ranked hits, best first, at most ``limit`` (>= 1). ``path_prefix`` is a literal prefix
-        of the absolute path (``%`` and ``_`` are not wildcards); ``glob`` matches the file name,
-        or the whole absolute path when it contains ``/``. Filters apply before the top-k cut.
-        An empty query gives an empty list."""
+        of the absolute path (``%`` and ``_`` are not wildcards); ``glob`` is a pattern of
+        :mod:`hermes_workspace.domain.globs` (the file name without ``/``; whole segments at the
+        end of the path with ``/``; ``**``, ``{a,b}``), applied with
+        :func:`~hermes_workspace.domain.globs.compile_glob` so every adapter agrees. Filters
+        apply before the top-k cut. An empty query gives an empty list; a malformed or empty
+        ``glob`` raises ``UsageError`` (even for an empty query)."""
         ...
 
     def status(self) -> StoreStatus:
@@ -256,7 +259,8 @@ class VectorIndex(Protocol):
         """The ``limit`` chunks whose vectors are nearest to ``vector`` (cosine), best first, as
         hits whose ``score`` is the cosine similarity. ``path_prefix`` and ``glob`` mean what they
         mean for :meth:`IndexStore.search` and filter before the top-k cut (exact search, no
-        candidates are lost to a filter). Empty when no vector is stored."""
+        candidates are lost to a filter). Empty when no vector is stored; a malformed or empty
+        ``glob`` raises ``UsageError``."""
         ...
 
     def prune(self) -> int:

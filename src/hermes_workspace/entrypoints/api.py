@@ -211,7 +211,7 @@ class Workspace:
 
         Raises:
             IndexNotFoundError: nothing was indexed yet.
-            UsageError: an unknown ``mode``.
+            UsageError: an unknown ``mode``, or a malformed or empty ``glob``.
         """
         _check_type("query", query, str)
         _check_type("glob", glob, (str, type(None)))

@@ -157,7 +157,13 @@ def search_command(
     path
         Only files whose absolute path starts with this prefix.
     glob
-        Only files whose name matches (e.g. '*.md'); a pattern with '/' matches the whole path.
+        Only files matching this pattern (case-sensitive). Without `/` it matches the file
+        name: `*.md`, `test_*.py`, `[!t]*`, `*.{md,rst}`. With `/` it matches whole path
+        segments at the end of the absolute path: `docs/*.md` takes `/x/docs/a.md`, not
+        `/x/docs/sub/a.md`; a leading `/` anchors it at the root. `*`, `?` and `[...]` never
+        match `/`; `**` matches any number of directories (`docs/**/*.md`); `{a,b}` lists
+        alternatives; `\\` makes the next character literal. A malformed pattern (unclosed
+        `[` or `{`, empty) is an error (exit 2).
     limit
         Maximum number of hits (default: knowledgebase.search.default_limit, 20).
     mode
