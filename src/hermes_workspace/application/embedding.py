@@ -30,10 +30,12 @@ enough for the embedder to group texts (or windows) of similar length, so that a
 little, small enough that the ``pending`` query stays cheap."""
 
 SAVE_EVERY_SECONDS = 1.0
-"""Vectors computed are written (one transaction) at least this often, at the end of every
-round, and before any exception (Ctrl-C, a failing embedder) leaves the pass: an interrupt loses
-at most the embedder call under way, a killed process at most this much more. A transaction per
-call would cost fast embedders (model2vec: thousands of texts a second) more than the model."""
+"""Vectors computed are written (one transaction) once this long has passed since the last
+write, at the end of every round, and before any exception (Ctrl-C, a failing embedder) leaves
+the pass: an interrupt loses at most the model batch under way (the embedder call, for embedders
+without ``embed_documents_progressively``), a killed process at most this much more. A
+transaction per model batch would cost fast embedders (model2vec: thousands of texts a second)
+more than the model does."""
 
 
 @dataclass
@@ -101,7 +103,8 @@ class EmbedChunks:
             log.error("embedding stopped: the index database failed", **report.to_json())
             stored = report.embedded + report.reused + report.unreadable
             raise StoreUnusableError(
-                f"{exc.message}; computing vectors stopped after {stored} chunks got theirs in this run (they are kept)",
+                f"{exc.message}; computing vectors stopped after {stored} chunks got theirs in this run "
+                "(they are kept)",
                 hint=exc.hint,
             ) from exc
         except ConsentRequiredError as exc:
@@ -177,7 +180,6 @@ class EmbedChunks:
     def _saved(self, report: EmbeddingReport, total: int) -> None:
         if self.on_batch is not None:
             self.on_batch(report.embedded + report.reused + report.unreadable, total)
-
 
     def _vectors_of(self, texts: list[str], size: int) -> Iterator[list[tuple[int, Vector]]]:
         """``(index in texts, vector)`` pairs as the embedder finishes them: model batch by model

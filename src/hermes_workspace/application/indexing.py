@@ -520,15 +520,16 @@ class IndexWorkspace:
 
 def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> StoreUnusableError:
     """The error ending a run that the database failure ``exc`` stopped in ``stage``
-    (``keyword`` or ``embedding``): ``exc``'s message and hint, plus what this run committed
-    before it (also logged, as the ``index finished`` line would have been)."""
+    (``keyword``: the walk, its writes and the prune; ``embedding``: the pass, whose own message
+    already says how many chunks got vectors): ``exc``'s message and hint, plus what this run
+    committed before it (also logged, as the ``index finished`` line would have been)."""
     log.error("index stopped: the index database failed", stage=stage, error=exc.message,
               **{k: v for k, v in summary.to_json().items() if k != "errors"})
     files = f"{summary.files_indexed} file{'' if summary.files_indexed == 1 else 's'}"
     if stage == "keyword":
         done = f"indexing stopped after {files} had been indexed in this run (they are kept)"
     else:
-        done = f"the keyword index is up to date ({files} indexed in this run); computing vectors stopped"
+        done = f"the keyword index is up to date ({files} indexed in this run)"
     hint = f"{exc.hint} Then run `hermes-workspace index` again: what was indexed is kept, only the rest is done."
     return StoreUnusableError(f"{exc.message}; {done}", hint=hint.strip())
 
