@@ -346,6 +346,23 @@ def test_batch_size_and_length_sorting_do_not_change_vectors(tmp_path: Path, onn
         assert _close(a, b, 1e-5)
 
 
+def test_progressive_vectors_are_those_of_embed_documents_and_come_out_batch_by_batch(onnx_embedder: Any) -> None:
+    from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
+
+    texts = [*SAMPLES, "The lazy dog sleeps in the sun all afternoon. " * 60]  # 5 short texts, 2 and 3 windows
+    pairs = OnnxEmbedder("", cache_dir=onnx_embedder.cache_dir, batch_size=2, threads=2)
+    batches = list(pairs.embed_documents_progressively(texts))
+    assert len(batches) == 5  # 10 windows, 2 per model batch
+    assert sorted(i for batch in batches for i, _ in batch) == list(range(len(texts)))  # each text once
+    # Short texts come out with the first batches; each long one as soon as its last window ran.
+    assert [sorted(i for i, _ in batch) for batch in batches] == [[3, 4], [0, 2], [1], [5], [6]]
+    whole = pairs.embed_documents(texts)
+    for batch in batches:
+        for i, vector in batch:
+            assert _close(vector, whole[i], 1e-6)
+    assert list(pairs.embed_documents_progressively([])) == []
+
+
 def test_provider_and_model_change_the_signature(onnx_embedder: Any, st_embedder: Any, tmp_path: Path) -> None:
     from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
 

@@ -14,9 +14,16 @@ from hermes_workspace.adapters.memory import (
     RecordingProgressSink,
     ScriptedReranker,
 )
+from hermes_workspace.application import embedding
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide, fuse
-from hermes_workspace.domain.errors import ConsentRequiredError, EmbedderUnavailableError, UsageError
+from hermes_workspace.domain.errors import (
+    ConsentRequiredError,
+    EmbedderUnavailableError,
+    StoreError,
+    StoreUnusableError,
+    UsageError,
+)
 from hermes_workspace.domain.fusion import FusionWeights
 from hermes_workspace.domain.model import SearchHit
 from tests.store_files import make_file
@@ -114,7 +121,9 @@ def test_progress_reports_the_embedding_stage() -> None:
     assert sink.events[0] == ("start", 12)
     assert sink.events[-1] == ("finish",)
     advances = [e for e in sink.events if e[0] == "advance"]
-    assert [e[1] for e in advances] == [4, 8, 12]  # rounds of batch_size * PAGE_BATCHES = 4 chunks
+    # One advance per embedder call (batch_size 1: one text each); the first round of
+    # batch_size * PAGE_BATCHES = 4 chunks counts the unreadable Arabic chunk before its 3 calls.
+    assert [e[1] for e in advances] == list(range(2, 13))
     assert advances[-1][3] == Path("12 of 12 chunks")
 
 
@@ -127,6 +136,146 @@ def test_an_embedder_failure_keeps_what_was_stored_and_reports_it() -> None:
     assert report.status == "unavailable"
     assert report.error == {"code": "embedder_unavailable", "message": "model missing", "hint": "install it"}
     assert report.pending == 3
+
+
+def _notes(count: int) -> InMemoryIndexStore:
+    store = InMemoryIndexStore()
+    for i in range(count):
+        store.replace_file(*make_file(f"/ws/notes/{i:02}.md", [f"note number {i} about item{i}"]))
+    return store
+
+
+class InterruptedEmbedder(HashEmbedder):
+    """Ctrl-C during its ``interrupt_at``-th ``embed_documents`` call (1-based)."""
+
+    def __init__(self, interrupt_at: int) -> None:
+        super().__init__()
+        self.interrupt_at = interrupt_at
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        if len(self.calls) + 1 == self.interrupt_at:
+            raise KeyboardInterrupt
+        return super().embed_documents(texts)
+
+
+class ProgressiveEmbedder(HashEmbedder):
+    """Has ``embed_documents_progressively``: one text per yield, in reverse order (the port
+    allows any order), Ctrl-C instead of the ``interrupt_at``-th yield."""
+
+    def __init__(self, interrupt_at: int | None = None) -> None:
+        super().__init__()
+        self.interrupt_at = interrupt_at
+        self.yields = 0
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        raise AssertionError("the pass must use embed_documents_progressively")
+
+    def embed_documents_progressively(self, texts):  # type: ignore[no-untyped-def]
+        for index in reversed(range(len(texts))):
+            self.yields += 1
+            if self.yields == self.interrupt_at:
+                raise KeyboardInterrupt
+            yield [(index, self._vector(texts[index]))]
+
+
+def test_ctrl_c_keeps_the_vectors_of_the_calls_finished_before_it() -> None:
+    store = _notes(10)
+    vectors = InMemoryVectorIndex(store)
+    embedder = InterruptedEmbedder(interrupt_at=4)
+    with pytest.raises(KeyboardInterrupt):
+        EmbedChunks(embedder=embedder, open_vectors=lambda: vectors, batch_size=2).execute()
+    # The first round (8 chunks) is cut into calls of 2 texts; Ctrl-C came during the 4th.
+    assert [len(call) for call in embedder.calls] == [2, 2, 2]
+    status = vectors.status()
+    assert (status.embedded, status.pending, status.vectors) == (6, 4, 6)
+    report = EmbedChunks(embedder=HashEmbedder(), open_vectors=lambda: vectors, batch_size=2).execute()
+    assert (report.embedded, report.status) == (4, "ready")  # the next run does only the rest
+
+
+def test_ctrl_c_keeps_every_vector_the_embedder_handed_out() -> None:
+    store = _notes(6)
+    vectors = InMemoryVectorIndex(store)
+    embedder = ProgressiveEmbedder(interrupt_at=4)
+    with pytest.raises(KeyboardInterrupt):
+        EmbedChunks(embedder=embedder, open_vectors=lambda: vectors, batch_size=32).execute()
+    status = vectors.status()
+    assert (status.embedded, status.pending) == (3, 3)
+    # The embedder handed out notes 5, 4, 3 before Ctrl-C: those are stored, 0-2 still wait.
+    assert [job.text for job in vectors.pending(10)] == [f"note number {i} about item{i}" for i in (0, 1, 2)]
+    report = EmbedChunks(embedder=ProgressiveEmbedder(), open_vectors=lambda: vectors).execute()
+    assert (report.embedded, report.status) == (3, "ready")  # the next run does only the rest
+
+
+def test_vectors_are_written_as_calls_finish_once_the_save_interval_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding, "SAVE_EVERY_SECONDS", 0.0)
+    store = _notes(6)
+    vectors = InMemoryVectorIndex(store)
+    writes: list[int] = []
+    add = vectors.add
+    vectors.add = lambda items: (writes.append(len(items)), add(items))[1]  # type: ignore[method-assign]
+    done: list[tuple[int, int]] = []
+    EmbedChunks(embedder=HashEmbedder(), open_vectors=lambda: vectors, batch_size=2,
+                on_batch=lambda *args: done.append(args)).execute()
+    assert writes == [2, 2, 2]
+    assert done == [(2, 6), (4, 6), (6, 6)]
+
+
+def test_without_the_interval_a_round_is_written_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding, "SAVE_EVERY_SECONDS", 3600.0)
+    store = _notes(10)
+    vectors = InMemoryVectorIndex(store)
+    writes: list[int] = []
+    add = vectors.add
+    vectors.add = lambda items: (writes.append(len(items)), add(items))[1]  # type: ignore[method-assign]
+    EmbedChunks(embedder=HashEmbedder(), open_vectors=lambda: vectors, batch_size=2).execute()
+    assert writes == [8, 2]  # rounds of batch_size * PAGE_BATCHES chunks
+
+
+class FailingVectors(InMemoryVectorIndex):
+    """Its ``fail_at``-th ``add`` (1-based) raises ``error``, and so does every write after it."""
+
+    def __init__(self, store: InMemoryIndexStore, fail_at: int, error: StoreError) -> None:
+        super().__init__(store)
+        self.fail_at, self.error, self.adds = fail_at, error, 0
+
+    def add(self, items):  # type: ignore[no-untyped-def]
+        self.adds += 1
+        if self.adds >= self.fail_at:
+            raise self.error
+        super().add(items)
+
+    def prune(self) -> int:
+        if self.adds >= self.fail_at:
+            raise self.error
+        return super().prune()
+
+    record_failure = prune  # type: ignore[assignment]
+
+
+def test_a_database_failure_while_storing_vectors_is_raised_not_unavailable() -> None:
+    store = _notes(10)
+    full = StoreUnusableError("cannot store vectors: database or disk is full", hint="Free space.")
+    vectors = FailingVectors(store, fail_at=2, error=full)
+    with pytest.raises(StoreUnusableError) as info:
+        EmbedChunks(embedder=HashEmbedder(), open_vectors=lambda: vectors, batch_size=2).execute()
+    assert info.value.__cause__ is full
+    assert info.value.message == (
+        "cannot store vectors: database or disk is full; computing vectors stopped after 8 chunks got theirs "
+        "in this run (they are kept)"
+    )
+    assert info.value.hint == "Free space."
+    assert vectors.status().embedded == 8
+
+
+def test_a_failure_of_one_write_of_vectors_leaves_the_pass_unavailable() -> None:
+    """A plain StoreError (a vector of the wrong size...) is the embedder's problem: the keyword
+    index stays usable and `index` exits 0 with the report saying why."""
+    store = _notes(10)
+    vectors = FailingVectors(store, fail_at=2, error=StoreError("vector of 3 dimensions, the index holds 64"))
+    report = EmbedChunks(embedder=HashEmbedder(), open_vectors=lambda: vectors, batch_size=2).execute()
+    assert report.status == "unavailable"
+    assert report.error is not None and report.error["code"] == "store_error"
+    assert report.embedded == 8
 
 
 def test_consent_required_sends_nothing() -> None:

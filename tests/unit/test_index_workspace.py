@@ -8,6 +8,7 @@ results it hands out as a process pool does). Pool-only and batching behaviour i
 from __future__ import annotations
 
 import pickle
+import re
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
@@ -36,7 +37,7 @@ from hermes_workspace.application.indexing import (
     process_file,
 )
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
-from hermes_workspace.domain.errors import DecodeError, IndexBusyError, StoreError
+from hermes_workspace.domain.errors import DecodeError, IndexBusyError, StoreError, StoreUnusableError
 from hermes_workspace.domain.model import DiscoveryProblem, Root
 
 HOME = Path("/home/u/.hermes")
@@ -576,11 +577,13 @@ def test_writes_are_batched_and_every_file_counted_once_committed(mode: str, mon
 
 
 class FailingCommitStore(InMemoryIndexStore):
-    """Fails the commit of its ``fail_commit``-th batch (1-based), undoing that batch."""
+    """Fails the commit of its ``fail_commit``-th batch (1-based) with ``error``, undoing that
+    batch."""
 
-    def __init__(self, fail_commit: int) -> None:
+    def __init__(self, fail_commit: int, error: StoreError | None = None) -> None:
         super().__init__()
         self.fail_commit = fail_commit
+        self.error = error or StoreError("deferred constraint failed at commit")
         self.batches = 0
 
     @contextmanager
@@ -589,7 +592,7 @@ class FailingCommitStore(InMemoryIndexStore):
         with super().batch():
             yield
             if self.batches == self.fail_commit:
-                raise StoreError("disk I/O error at commit")
+                raise self.error
 
 
 def test_a_failed_commit_reports_each_file_of_its_batch(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -601,7 +604,78 @@ def test_a_failed_commit_reports_each_file_of_its_batch(mode: str, monkeypatch: 
     assert summary.files_indexed == 15
     assert summary.files_errored == 11  # and bad.txt
     assert {str(p) for p in store.files}.isdisjoint(lost)
-    assert all(e.message.startswith("disk I/O error") for e in summary.errors if e.stage == "store")
+    assert all(e.message.startswith("deferred constraint") for e in summary.errors if e.stage == "store")
+
+
+def _files_indexed_in(error: StoreUnusableError) -> int:
+    found = re.search(r"indexing stopped after (\d+) files? had been indexed in this run", error.message)
+    assert found is not None, error.message
+    return int(found.group(1))
+
+
+def test_a_failed_commit_of_the_whole_database_stops_the_run(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Disk full at a commit: not 10 per-file errors and an exit 0, but the run's error, saying
+    how many files the committed batches hold."""
+    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 10)
+    full = StoreUnusableError("cannot commit: database or disk is full", hint="Free space.")
+    store = FailingCommitStore(fail_commit=2, error=full)
+    progress = RecordingProgressSink()
+    with pytest.raises(StoreUnusableError) as info:
+        make(many_files(25), store=store).execute(progress)
+    assert info.value.__cause__ is full
+    assert (info.value.code, info.value.exit_code) == ("store_error", 74)
+    assert _files_indexed_in(info.value) == len(store.files) == 10  # the first batch
+    assert info.value.message.startswith("cannot commit: database or disk is full; ")
+    assert info.value.hint.startswith("Free space. Then run `hermes-workspace index` again")
+    assert store.batches == 2  # nothing was written after the failure
+    assert progress.events[-1] == ("finish",)
+
+
+class DatabaseFailsStore(InMemoryIndexStore):
+    """Raises ``error`` when asked to store the file named ``name``, and, when ``sticky``, for
+    every write after that (as a full disk would)."""
+
+    def __init__(self, name: str, error: StoreError, *, sticky: bool = True) -> None:
+        super().__init__()
+        self.name = name
+        self.error = error
+        self.sticky = sticky
+        self.failed = 0
+
+    def replace_file(self, record, chunks):  # type: ignore[no-untyped-def]
+        if record.path.name == self.name or (self.sticky and self.failed):
+            self.failed += 1
+            raise self.error
+        super().replace_file(record, chunks)
+
+
+def test_a_database_failure_stops_the_run_and_keeps_the_committed_files(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 5)
+    store = DatabaseFailsStore("n012.txt", StoreUnusableError("cannot store: disk I/O error"))
+    with pytest.raises(StoreUnusableError) as info:
+        make(many_files(40), store=store).execute(RecordingProgressSink())
+    assert store.failed == 1  # the first failure ended the run
+    # The open batch (n010, n011) was committed on the way out: every write in it was whole.
+    assert sorted(p.name for p in store.files) == [f"n{i:03}.txt" for i in range(12)]
+    assert _files_indexed_in(info.value) == 12
+
+    # Space freed: the next run does only the rest.
+    store.failed, store.name = 0, ""
+    summary = make(many_files(40), store=store).execute(RecordingProgressSink())
+    assert summary.files_indexed == 28
+    assert summary.skipped["unchanged"] == 12
+
+
+def test_a_failure_of_one_files_write_is_that_files_error(mode: str) -> None:
+    error = StoreError("UNIQUE constraint failed: chunks.file_id, chunks.chunk_index")
+    store = DatabaseFailsStore("n003.txt", error, sticky=False)
+    summary = make(many_files(8), store=store).execute(RecordingProgressSink())
+    assert summary.files_indexed == 7
+    assert [(e.path.rsplit("/", 1)[-1], e.stage, e.error_type) for e in summary.errors if e.stage == "store"] == [
+        ("n003.txt", "store", "StoreError")
+    ]
 
 
 class NoBatchStore(InMemoryIndexStore):

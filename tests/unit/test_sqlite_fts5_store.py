@@ -20,10 +20,10 @@ from hermes_workspace.adapters.sqlite_fts5_store import (
     SqliteFts5Store,
     compile_fts5_match,
 )
-from hermes_workspace.domain.errors import IndexNotFoundError, StoreError
+from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, StoreUnusableError
 from hermes_workspace.domain.model import Chunk, FileRecord
 from hermes_workspace.domain.query import Compound, Query, parse_query
-from tests.store_files import make_file
+from tests.store_files import FullDiskStore, integrity, make_file
 
 
 @pytest.fixture
@@ -500,7 +500,7 @@ def test_readonly_store_refuses_writes(db_path: Path) -> None:
             lambda: reader.touch_file(record),
             lambda: reader.delete_files([record.path]),
         ):
-            with pytest.raises(StoreError, match="read-only"):
+            with pytest.raises(StoreUnusableError, match="read-only"):  # no write can succeed
                 call()
         assert reader.get_file(record.path) is not None
 
@@ -509,9 +509,9 @@ def test_closed_store_raises_store_error(db_path: Path) -> None:
     store = SqliteFts5Store(db_path)
     store.close()
     store.close()  # idempotent
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(StoreUnusableError, match="closed"):
         store.search(parse_query("anything"))
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(StoreUnusableError, match="closed"):
         list(store.file_records())
     assert store.search(parse_query("")) == []  # an empty query never touches the database
 
@@ -530,6 +530,7 @@ def test_duplicate_chunk_index_rolls_back(store: SqliteFts5Store) -> None:
     with pytest.raises(StoreError) as info:
         store.replace_file(replace(record, content_hash="h2"), bad)
     assert isinstance(info.value.__cause__, apsw.ConstraintError)
+    assert not isinstance(info.value, StoreUnusableError)  # this file's fault: an index run goes on
     assert store.get_file(record.path) == replace(record, chunk_count=1)
     assert search_paths(store, "first") == ["/ws/a.md"]
     assert search_paths(store, "second") == []
@@ -733,3 +734,40 @@ def test_lone_one_character_words_are_not_indexed_but_hits_keep_them(tmp_path: P
         store.replace_file(*make_file("/ws/a.md", ["x = a + bc I am"]))
         hits = store.search(parse_query("bc"))
         assert [h.content for h in hits] == ["x = a + bc I am"]
+
+
+def _distinct_text(i: int, words: int = 300) -> str:
+    return " ".join(f"w{i}x{j}" for j in range(words))
+
+
+def test_a_full_disk_is_a_store_unusable_error_and_the_committed_files_stay(db_path: Path) -> None:
+    with SqliteFts5Store(db_path) as store:
+        add_filler(store)
+    with FullDiskStore(db_path, headroom_pages=16) as full:
+        with pytest.raises(StoreUnusableError) as info:
+            for i in range(1000):
+                full.replace_file(*make_file(f"/ws/big/{i}.txt", [_distinct_text(i)]))
+        stored = full.status().files
+    assert isinstance(info.value.__cause__, apsw.FullError)
+    assert (info.value.code, info.value.exit_code) == ("store_error", 74)
+    assert "is full" in info.value.message and f"/ws/big/{stored - len(FILLER)}.txt" in info.value.message
+    assert info.value.hint == f"The disk holding {db_path.parent} is full: free space on it."
+    assert len(FILLER) < stored < len(FILLER) + 1000
+    assert integrity(db_path) == [("ok",)]
+    with SqliteFts5Store(db_path) as store:  # space freed
+        assert store.status().files == stored
+        assert search_paths(store, "w0x1") == ["/ws/big/0.txt"]
+        store.replace_file(*make_file("/ws/big/later.txt", ["written once there is room"]))
+        assert search_paths(store, "room") == ["/ws/big/later.txt"]
+
+
+def test_a_full_disk_inside_a_batch_loses_that_batch_only(db_path: Path) -> None:
+    with SqliteFts5Store(db_path) as store:
+        add_filler(store)
+    with FullDiskStore(db_path, headroom_pages=16) as full:
+        with pytest.raises(StoreUnusableError) as info, full.batch():
+            for i in range(1000):
+                full.replace_file(*make_file(f"/ws/big/{i}.txt", [_distinct_text(i)]))
+        assert isinstance(info.value.__cause__, apsw.FullError)
+        assert full.status().files == len(FILLER)  # SQLite rolled the whole transaction back
+    assert integrity(db_path) == [("ok",)]

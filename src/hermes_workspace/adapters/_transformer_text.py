@@ -445,19 +445,16 @@ def plan_windows(token_ids: Sequence[Sequence[int]], window: int, overlap: int) 
     return WindowPlan(pieces, parts)
 
 
-def run_by_length(
+def batches_by_length(
     pieces: Sequence[Sequence[int]], batch_size: int, run: Callable[[list[Sequence[int]]], np.ndarray]
-) -> list[np.ndarray]:
+) -> Iterator[list[tuple[int, np.ndarray]]]:
     """``run`` over ``pieces`` in batches of ``batch_size`` taken in order of length (so a batch
-    pads little), results (one row per piece) put back in the order of ``pieces``."""
+    pads little); yields each batch's ``(piece index, result row)`` pairs as it is computed. The
+    sort is stable: pieces of equal length (the full windows of long texts) keep their order."""
     order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
-    rows: list[Any] = [None] * len(pieces)
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
-        result = run([pieces[i] for i in batch])
-        for i, row in zip(batch, result):
-            rows[i] = row
-    return rows
+        yield list(zip(batch, run([pieces[i] for i in batch])))
 
 
 def pad_batch(batch: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
@@ -490,16 +487,13 @@ def to_vector(row: np.ndarray) -> Vector:
     return array("f", np.ascontiguousarray(row, dtype="<f4").tobytes())
 
 
-def combine(plan: WindowPlan, rows: Sequence[np.ndarray]) -> list[Vector]:
-    """One vector per text of ``plan``: its window's unit vector, or the token-weighted
+def combine(entry: Sequence[tuple[int, int]], rows: Sequence[np.ndarray]) -> Vector:
+    """The vector of one text of a :class:`WindowPlan` (``entry`` = its ``parts`` item): its
+    window's unit vector, or the token-weighted
     :func:`~hermes_workspace.domain.semantic.mean_of_unit_vectors` of its windows."""
-    vectors: list[Vector] = []
-    for entry in plan.parts:
-        if len(entry) == 1:
-            vectors.append(to_vector(rows[entry[0][0]]))
-        else:
-            vectors.append(mean_of_unit_vectors([rows[i].tolist() for i, _ in entry], [n for _, n in entry]))
-    return vectors
+    if len(entry) == 1:
+        return to_vector(rows[entry[0][0]])
+    return mean_of_unit_vectors([rows[i].tolist() for i, _ in entry], [n for _, n in entry])
 
 
 class WindowedTransformerEmbedder:
@@ -545,6 +539,22 @@ class WindowedTransformerEmbedder:
         prompt = document_prompt(self.layout())
         return self._embed([prompt + t for t in texts] if prompt else list(texts))
 
+    def embed_documents_progressively(self, texts: Sequence[str]) -> Iterator[list[tuple[int, Vector]]]:
+        """The vectors of :meth:`embed_documents`, handed out as they are finished: after each
+        model batch, the ``(index in texts, vector)`` of every text whose last window that batch
+        computed (possibly none). Every text comes out exactly once, with the vector
+        :meth:`embed_documents` gives it. The batches are the same (windows sorted by length), so
+        short texts come out first and long ones one after the other, as their full windows run
+        in text order; a caller storing each yield loses at most one model batch when stopped.
+
+        Raises:
+            EmbedderUnavailableError: as :meth:`embed_documents`, from the first ``next``.
+        """
+        if not texts:
+            return
+        prompt = document_prompt(self.layout())
+        yield from self._embed_progressively([prompt + t for t in texts] if prompt else list(texts))
+
     def embed_query(self, text: str) -> Vector:
         """The vector of a search query (with the model's query prompt, if it has one)."""
         return self._embed([query_prompt(self.layout()) + text])[0]
@@ -555,9 +565,28 @@ class WindowedTransformerEmbedder:
         return self._tokens().coverage(text)
 
     def _embed(self, texts: list[str]) -> list[Vector]:
+        vectors: list[Any] = [None] * len(texts)
+        for finished in self._embed_progressively(texts):
+            for index, vector in finished:
+                vectors[index] = vector
+        return vectors
+
+    def _embed_progressively(self, texts: list[str]) -> Iterator[list[tuple[int, Vector]]]:
         self._load()
         tokens = self._tokens()
         window, overlap = self._window()
         plan = plan_windows(tokens.token_ids(texts), window, overlap)
-        rows = run_by_length([tokens.wrap(p) for p in plan.pieces], self.batch_size, self._run)
-        return combine(plan, rows)
+        owner = [0] * len(plan.pieces)
+        for text, entry in enumerate(plan.parts):
+            for piece, _ in entry:
+                owner[piece] = text
+        missing = [len(entry) for entry in plan.parts]
+        rows: list[Any] = [None] * len(plan.pieces)
+        for batch in batches_by_length([tokens.wrap(p) for p in plan.pieces], self.batch_size, self._run):
+            finished = []
+            for piece, row in batch:
+                rows[piece] = row
+                missing[owner[piece]] -= 1
+                if missing[owner[piece]] == 0:
+                    finished.append(owner[piece])
+            yield [(text, combine(plan.parts[text], rows)) for text in sorted(finished)]

@@ -54,7 +54,7 @@ from hermes_workspace.adapters.sqlite_common import (
     register_glob_function,
     translated_sqlite_errors,
 )
-from hermes_workspace.domain.errors import IndexNotFoundError, StoreError
+from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, StoreUnusableError
 from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, StoreStatus
 from hermes_workspace.domain.query import Compound, Query
 from hermes_workspace.domain.text_normalization import normalize_for_search
@@ -763,7 +763,7 @@ class SqliteFts5Store:
         with self._translate("commit a batch of writes"):
             if conn.get_autocommit():
                 self._pending_fts = {}
-                raise StoreError(f"a batch of writes to {self.path} was rolled back by an earlier failure")
+                raise StoreUnusableError(f"a batch of writes to {self.path} was rolled back by an earlier failure")
             try:
                 self._flush_fts(conn)
                 conn.execute("COMMIT")
@@ -776,7 +776,7 @@ class SqliteFts5Store:
     @contextmanager
     def _batch_savepoint(self, conn: apsw.Connection) -> Iterator[None]:
         if conn.get_autocommit():
-            raise StoreError(f"a batch of writes to {self.path} was rolled back by an earlier failure")
+            raise StoreUnusableError(f"a batch of writes to {self.path} was rolled back by an earlier failure")
         conn.execute("SAVEPOINT batch_write")
         try:
             yield

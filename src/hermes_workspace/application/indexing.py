@@ -28,7 +28,7 @@ from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME, MAX_CHARS_PER_WORD
-from hermes_workspace.domain.errors import BinaryContentError, DecodeError
+from hermes_workspace.domain.errors import BinaryContentError, DecodeError, StoreUnusableError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import (
     Chunk,
@@ -277,7 +277,10 @@ class IndexWorkspace:
     chunk (files of at most ``threshold`` words are one chunk; a failing ``chunker`` falls back to
     ``fallback_chunker``) and replace the file's chunks, all-or-nothing. After the walk, indexed
     files that were not found again are pruned, except under roots that could not be read at all.
-    One file's failure is recorded with its stage and the run goes on.
+    One file's failure is recorded with its stage and the run goes on. A failure of the index
+    database as a whole (:class:`StoreUnusableError`: disk full, read-only, I/O error...) stops
+    the run at once: the batches committed before it stay, and the error says how many files
+    were indexed.
 
     With ``pool`` and ``worker_tools`` (a picklable function building :class:`FileTools` in a
     worker process), runs with at least ``parallel_min_files`` files and ``parallel_min_bytes``
@@ -287,7 +290,8 @@ class IndexWorkspace:
     :class:`_BatchWriter`); a file counts as indexed once its batch is committed. A store without
     ``batch`` gets one transaction per file.
 
-    Raises (from :meth:`execute`): ``IndexBusyError`` when another run holds ``lock``.
+    Raises (from :meth:`execute`): ``IndexBusyError`` when another run holds ``lock``;
+    :class:`StoreUnusableError` when the index database cannot be written (see :meth:`execute`).
     """
 
     config: WorkspaceConfig
@@ -309,23 +313,38 @@ class IndexWorkspace:
     def execute(self, progress: ProgressSink) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
         ``start(total)``, one ``advance`` per candidate file, in order, and ``finish()``; then,
-        with ``embedding``, the same for the chunks that get vectors (``summary.semantic``)."""
+        with ``embedding``, the same for the chunks that get vectors (``summary.semantic``).
+
+        Raises:
+            StoreUnusableError: the index database failed as a whole (disk full, read-only, I/O
+                error, file gone) during the keyword pass, the prune or the embedding pass. The
+                run stops at the first such failure; every batch committed before it stays (a
+                new run after the cause is fixed redoes only the rest). The message adds how many
+                files this run indexed, the hint that running ``index`` again finishes the work;
+                the summary so far is logged.
+        """
         started = time.perf_counter()
-        with self.lock.hold():
-            summary = IndexSummary()
-            self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
-            roots = self._roots()
-            signature = self.config.chunking_signature(self.chunker.signature)
-            candidates, seen, unreadable = self._discover(roots, summary)
-            progress.start(len(candidates))
-            try:
-                self._index_candidates(candidates, signature, summary, progress)
-            finally:
-                progress.finish()
-            self._prune(seen, unreadable, summary)
-            self.store.record_exclusions(summary.excluded)
-            if self.embedding is not None:
-                summary.semantic = self.embedding.execute(progress)
+        summary = IndexSummary()
+        stage = "keyword"
+        try:
+            with self.lock.hold():
+                self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
+                roots = self._roots()
+                signature = self.config.chunking_signature(self.chunker.signature)
+                candidates, seen, unreadable = self._discover(roots, summary)
+                progress.start(len(candidates))
+                try:
+                    self._index_candidates(candidates, signature, summary, progress)
+                finally:
+                    progress.finish()
+                self._prune(seen, unreadable, summary)
+                self.store.record_exclusions(summary.excluded)
+                if self.embedding is not None:
+                    stage = "embedding"
+                    summary.semantic = self.embedding.execute(progress)
+        except StoreUnusableError as exc:
+            summary.duration_seconds = time.perf_counter() - started
+            raise _stopped(exc, summary, stage) from exc
         summary.duration_seconds = time.perf_counter() - started
         log.info("index finished", **{k: v for k, v in summary.to_json().items() if k != "errors"})
         return summary
@@ -389,12 +408,16 @@ class IndexWorkspace:
                     except _FileFailed as failed:
                         _record_failure(summary, file.path, failed)
                     batch.file_done()
-            finally:
-                batch.close()
+            except BaseException:
+                batch.close(unwinding=True)
+                raise
+            batch.close()
 
     def _plan(self, file: SourceFile, signature: str) -> _Step:
         try:
             existing = self.store.get_file(file.path)
+        except StoreUnusableError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a store failure of this file, reported at its turn
             return _FileFailed("store", Problem.of(exc))
         same_signature = existing is not None and existing.config_signature == signature
@@ -482,6 +505,8 @@ class IndexWorkspace:
         batch.begin()
         try:
             operation()
+        except StoreUnusableError:
+            raise  # the database, not this file: stop the run
         except Exception as exc:
             raise _FileFailed("store", Problem.of(exc)) from exc
 
@@ -497,6 +522,22 @@ class IndexWorkspace:
             summary.files_pruned = self.store.delete_files(stale)
 
 
+def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> StoreUnusableError:
+    """The error ending a run that the database failure ``exc`` stopped in ``stage``
+    (``keyword``: the walk, its writes and the prune; ``embedding``: the pass, whose own message
+    already says how many chunks got vectors): ``exc``'s message and hint, plus what this run
+    committed before it (also logged, as the ``index finished`` line would have been)."""
+    log.error("index stopped: the index database failed", stage=stage, error=exc.message,
+              **{k: v for k, v in summary.to_json().items() if k != "errors"})
+    files = f"{summary.files_indexed} file{'' if summary.files_indexed == 1 else 's'}"
+    if stage == "keyword":
+        done = f"indexing stopped after {files} had been indexed in this run (they are kept)"
+    else:
+        done = f"the keyword index is up to date ({files} indexed in this run)"
+    hint = f"{exc.hint} Then run `hermes-workspace index` again: what was indexed is kept, only the rest is done."
+    return StoreUnusableError(f"{exc.message}; {done}", hint=hint.strip())
+
+
 def _record_failure(summary: IndexSummary, path: Path, failed: _FileFailed) -> None:
     summary.add_error(FileFailure(str(path), failed.stage, failed.problem.error_type, failed.problem.message))
     log.warning("file failed", path=str(path), stage=failed.stage, error_type=failed.problem.error_type,
@@ -508,8 +549,9 @@ class _BatchWriter:
     :data:`BATCH_MAX_FILES` files, :data:`BATCH_MAX_CHARS` characters or :data:`BATCH_MAX_SECONDS`.
     A stored file is counted in the summary once its batch is committed; if the commit fails,
     each file of the batch is reported as a store failure (none of them is in the index, so the
-    next run redoes them). :meth:`close` commits too when the run ends by an exception (Ctrl-C):
-    every write in the batch is whole."""
+    next run redoes them), unless the database failed as a whole (:class:`StoreUnusableError`),
+    which is raised. :meth:`close` commits too when the run ends by an exception (Ctrl-C, or a
+    database failure that left the transaction open): every write in the batch is whole."""
 
     def __init__(self, store: IndexStore, summary: IndexSummary) -> None:
         self._factory: Callable[[], AbstractContextManager[None]] | None = getattr(store, "batch", None)
@@ -550,14 +592,25 @@ class _BatchWriter:
         ):
             self.close()
 
-    def close(self) -> None:
-        """Commit the open batch, if any."""
+    def close(self, *, unwinding: bool = False) -> None:
+        """Commit the open batch, if any.
+
+        Raises:
+            StoreUnusableError: the commit failed because the database did (nothing of the batch
+                is stored); not when ``unwinding`` (another exception is on its way up and says
+                why the run stops; this one is logged).
+        """
         context, self._open = self._open, None
         pending, self._pending = self._pending, []
         if context is None:
             return
         try:
             context.__exit__(None, None, None)
+        except StoreUnusableError as exc:
+            if not unwinding:
+                raise
+            log.warning("could not commit the last batch while stopping", files=len(pending), error=exc.message)
+            return
         except Exception as exc:  # noqa: BLE001 - each file of the batch is reported as a store failure
             failed = _FileFailed("store", Problem.of(exc))
             for path, _ in pending:

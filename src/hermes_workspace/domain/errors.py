@@ -102,6 +102,16 @@ class StoreError(WorkspaceError):
     default_hint = "Check that the index directory is writable; delete <workspace>/.index to rebuild it."
 
 
+class StoreUnusableError(StoreError):
+    """The index database cannot be written at all: the disk is full, the file or its folder is
+    read-only, an I/O error, the file is gone, damaged, or locked by another writer for longer
+    than the busy timeout. Every later write would fail the same way, so ``index`` stops at the
+    first one (exit 74, like any :class:`StoreError`) instead of reporting it for each file;
+    what was committed before stays. A plain :class:`StoreError` during ``index`` is one file's
+    failure (its chunks broke a constraint, its name is not valid Unicode) and the run goes on.
+    Adapters choose the class from the database's own error class."""
+
+
 class BinaryContentError(WorkspaceError):
     """A file's bytes look binary (NUL bytes without a UTF-16/32 byte-order mark): skip it."""
 

@@ -169,6 +169,12 @@ class Embedder(Protocol):
 
     Adapters load their model lazily, on the first call that needs it, so building one is cheap
     and a keyword search never pays for it.
+
+    An embedder may also have ``embed_documents_progressively(texts) -> Iterator[list[tuple[int,
+    Vector]]]``: the vectors of :meth:`embed_documents`, each text's ``(index, vector)`` yielded
+    once, as the model batches finish, so that a caller can store them while the rest is
+    computed. It is optional (the embedding pass cuts its work into calls of ``batch_size`` texts
+    for embedders without it).
     """
 
     @property
