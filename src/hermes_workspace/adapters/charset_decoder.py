@@ -1,13 +1,31 @@
-"""The :class:`~hermes_workspace.domain.ports.Decoder` adapter: strict UTF-8, byte-order marks, then
-charset-normalizer detection. Never lossy: no ``errors="replace"``, no invented U+FFFD."""
+"""The :class:`~hermes_workspace.domain.ports.Decoder` adapter: byte-order marks, strict UTF-8, a
+declared encoding, then legacy-encoding detection that weighs all the evidence. Never lossy (no
+``errors="replace"``, no invented U+FFFD), and it refuses rather than pick between two plausible
+readings.
+
+Detection in short: decode the bytes strictly with each legacy encoding of :data:`ENCODINGS`.
+Encodings that give the same text do not compete: whether cp1250, cp1252 or cp1257 wrote
+``Grüße aus Köln`` does not matter, the text is the same. Each distinct text (a *reading*) is
+*implausible* when no real text looks like it (a control or private-use character, a word mixing
+two alphabets, a symbol inside a word, a letter of a script its encodings' languages do not
+write); otherwise its *flaws* (strong evidence against it: unusual symbols, case flips inside
+words, letters no one language writes together, rare ideographs, charset-normalizer's mess ratio)
+and *doubts* (weak evidence: rare accented letters, no capitalised word, Greek without accents,
+few frequent Chinese characters) are counted. Accepted: the flawless reading with the fewest
+doubts, when no other flawless reading has as few. See :class:`CharsetDecoder` for the details.
+"""
 
 from __future__ import annotations
 
 import codecs
 import re
-from typing import Any
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
 
-from charset_normalizer import from_bytes
+from charset_normalizer.constant import COMMON_CHINESE_CHARACTERS, FREQUENCIES
+from charset_normalizer.md import mess_ratio
 
 from hermes_workspace.domain.errors import BinaryContentError, DecodeError
 
@@ -23,46 +41,342 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 """PEP 263's encoding declaration (also the Emacs/Vim ``-*- coding: x -*-`` form) in line 1 or 2."""
 
-PREFERRED_ON_TIE = "cp1252"
-"""Windows-1252, by far the most common legacy single-byte encoding. charset-normalizer often ranks
-a Baltic or Central European code page first for short Western European text (``très`` decoded as
-cp1257 reads ``trčs``); when Windows-1252 is nearly as plausible (see :data:`NEAR_BEST`), it wins."""
+_MARKUP_DECLARATION = re.compile(
+    rb"""<\?xml[^>]*?\bencoding\s*=\s*["']([-\w.:]+)["']"""  # <?xml version="1.0" encoding="koi8-r"?>
+    rb"""|<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([-\w.:]+)""",  # <meta charset=...>, or http-equiv content=
+    re.IGNORECASE,
+)
+"""An XML declaration or an HTML ``<meta>`` charset, looked for in the first :data:`MARKUP_PRESCAN`
+bytes."""
 
-NEAR_BEST = 0.1
-"""How far (in charset-normalizer's chaos and coherence, both 0..1) a Windows-1252 reading may be
-from the best guess and still be preferred to it. Measured on French Latin-1 text: best cp1257 with
-chaos 0.07 / coherence 0.50, cp1252 with 0.14 / 0.50."""
+MARKUP_PRESCAN = 1024
+"""Bytes searched for a markup declaration: the HTML standard's prescan length."""
+
+_WEB_LABELS: dict[str, str] = {
+    # The WHATWG Encoding Standard reads these labels as a superset: a page that says ISO-8859-1
+    # and holds curly quotes (0x93, 0x94) is windows-1252, as every browser shows it.
+    "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin1": "cp1252", "l1": "cp1252", "ascii": "cp1252",
+    "us-ascii": "cp1252", "iso-8859-9": "cp1254", "latin5": "cp1254", "gb2312": "gb18030", "gbk": "gb18030",
+    "x-gbk": "gb18030", "euc-kr": "cp949", "ks_c_5601-1987": "cp949", "shift_jis": "cp932", "sjis": "cp932",
+    "x-sjis": "cp932", "windows-31j": "cp932", "big5": "cp950", "tis-620": "cp874", "iso-8859-11": "cp874",
+}
+"""Markup labels that mean a superset codec (WHATWG Encoding Standard, section 4.2, "Names and labels")."""
+
+# -- languages and encodings -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    """A written language as detection sees it.
+
+    ``script``: ``Latin``, ``Cyrillic``, ``Greek``, ``Hebrew``, ``Arabic``, ``Japanese``,
+    ``Chinese`` or ``Korean``. ``letters``: for alphabets, the lower-case letters beyond ASCII the
+    language writes (ASCII letters are allowed in every language: names, code, English words).
+    ``frequent``: for Latin alphabets, the accented letters common in running text (about 0.3% of
+    letters or more), for Greek all but the vowels with dialytika; the others are rare, a doubt. Compiled by hand from each orthography and
+    published letter-frequency tables, so approximate; they only matter where a shorter text can be
+    read in two code pages (French ``à`` or Slovak ``ŕ``). ``single``: the one-letter words beyond
+    ASCII the language has (French ``à``, Italian ``è``); any other lone letter is a doubt.
+    """
+
+    name: str
+    script: str
+    letters: frozenset[str] = frozenset()
+    frequent: frozenset[str] = frozenset()
+    single: frozenset[str] = frozenset()
+
+
+def _latin(name: str, frequent: str, rare: str = "", single: str = "") -> Language:
+    return Language(name, "Latin", frozenset(frequent + rare), frozenset(frequent), frozenset(single))
+
+
+_LATIN_LANGUAGES = (
+    _latin("English", ""),
+    _latin("German", "äöüß"),
+    _latin("French", "éèàêçôâîûù", "ëïüÿæœ", "à"),
+    _latin("Spanish", "áéíóúñ", "ü"),
+    _latin("Portuguese", "ãçéáíóêâõú", "àô", "àé"),
+    _latin("Italian", "àèéìòù", "íîóú", "è"),
+    _latin("Catalan", "àèéíòóúç", "ïü"),
+    _latin("Dutch", "éë", "áíóúàèïöü"),
+    _latin("Danish", "æøå", "é", "åø"),
+    _latin("Norwegian", "æøå", "éèêóò", "åø"),
+    _latin("Swedish", "åäö", "é", "åö"),
+    _latin("Finnish", "äö", "åšž"),
+    _latin("Icelandic", "áðéíóúýþæö", "", "áíó"),
+    _latin("Estonian", "äöõü", "šž"),
+    _latin("Albanian", "ëç"),
+    _latin("Polish", "ąćęłńóśźż"),
+    _latin("Czech", "áčéěířšúůýž", "ďňóť"),
+    _latin("Slovak", "áčéíýšžôľťú", "äďĺňóŕ"),
+    _latin("Slovene", "čšž", "ćđ"),
+    _latin("Croatian", "čćđšž"),
+    _latin("Hungarian", "áéíóöőúüű", "", "ő"),
+    _latin("Romanian", "ăâîșțşţ"),
+    _latin("Lithuanian", "ąčęėįšųūž", "", "į"),
+    _latin("Latvian", "āčēģīķļņšūž"),
+    _latin("Turkish", "çğıİöşü", "âîû"),
+)
+LATIN = {lang.name: lang for lang in _LATIN_LANGUAGES}
+
+_RUSSIAN = "абвгдежзийклмнопрстуфхцчшщъыьэюяё"
+
+
+def _alphabet(name: str, script: str, letters: str, single: str = "") -> Language:
+    return Language(name, script, frozenset(letters), single=frozenset(single))
+
+
+CYRILLIC = (
+    _alphabet("Russian", "Cyrillic", _RUSSIAN, "авиоксуяжб"),
+    _alphabet("Ukrainian", "Cyrillic", _RUSSIAN.translate({ord(c): None for c in "ёъыэ"}) + "ґєії", "авзійоуя"),
+    _alphabet("Belarusian", "Cyrillic", _RUSSIAN.translate({ord(c): None for c in "ищъ"}) + "іў", "аізўуя"),
+    _alphabet("Bulgarian", "Cyrillic", _RUSSIAN.translate({ord(c): None for c in "ёыэ"}), "аивсуя"),
+    _alphabet("Serbian", "Cyrillic", "абвгдђежзијклљмнњопрстћуфхцчџш", "аиуско"),
+    _alphabet("Macedonian", "Cyrillic", "абвгдѓежзѕијклљмнњопрстќуфхцчџш", "аиво"),
+)
+GREEK = Language("Greek", "Greek", frozenset("αβγδεζηθικλμνξοπρσςτυφχψωάέήίόύώϊϋΐΰ"),
+                 frozenset("αβγδεζηθικλμνξοπρσςτυφχψωάέήίόύώ"), frozenset("οηή"))
+HEBREW = _alphabet("Hebrew", "Hebrew", "".join(map(chr, range(0x05D0, 0x05EB))) + "\u05f0\u05f1\u05f2", "ו")
+ARABIC = _alphabet(
+    "Arabic", "Arabic", "".join(map(chr, [*range(0x0621, 0x063B), *range(0x0641, 0x064B)])) + "پچژگکیٹڈڑںھہےۓ", "و"
+)
+JAPANESE = Language("Japanese", "Japanese")
+CHINESE = Language("Chinese", "Chinese")
+KOREAN = Language("Korean", "Korean")
+
+
+def _pick(*names: str) -> tuple[Language, ...]:
+    return tuple(LATIN[name] for name in names)
+
+
+_WESTERN = _pick("English", "German", "French", "Spanish", "Portuguese", "Italian", "Catalan", "Dutch", "Danish",
+                 "Norwegian", "Swedish", "Finnish", "Icelandic", "Estonian", "Albanian")
+_CENTRAL = _pick("English", "German", "Polish", "Czech", "Slovak", "Slovene", "Croatian", "Hungarian", "Romanian",
+                 "Albanian")
+
+
+@dataclass(frozen=True, slots=True)
+class Encoding:
+    """A legacy encoding that detection tries: ``codecs``, Python codec names of which the first
+    that decodes the bytes strictly is used (a superset first), and the ``languages`` written in it."""
+
+    name: str
+    codecs: tuple[str, ...]
+    languages: tuple[Language, ...]
+
+
+ENCODINGS: tuple[Encoding, ...] = (
+    Encoding("cp1252", ("cp1252",), _WESTERN),
+    Encoding("iso8859_15", ("iso8859_15",), _WESTERN),
+    Encoding("cp1250", ("cp1250",), _CENTRAL),
+    Encoding("iso8859_2", ("iso8859_2",), _CENTRAL),
+    Encoding("cp1257", ("cp1257",), _pick("English", "German", "Lithuanian", "Latvian", "Estonian")),
+    Encoding("cp1254", ("cp1254",), _pick("English", "Turkish")),
+    Encoding("cp1251", ("cp1251",), CYRILLIC),
+    Encoding("koi8_r", ("koi8_r",), CYRILLIC),
+    Encoding("koi8_u", ("koi8_u",), CYRILLIC),
+    Encoding("iso8859_5", ("iso8859_5",), CYRILLIC),
+    Encoding("cp866", ("cp866",), CYRILLIC),
+    Encoding("cp1253", ("cp1253",), (GREEK,)),
+    Encoding("iso8859_7", ("iso8859_7",), (GREEK,)),
+    Encoding("cp1255", ("cp1255",), (HEBREW,)),
+    Encoding("iso8859_8", ("iso8859_8",), (HEBREW,)),
+    # Windows-1256 also has the French letters, for North African text that mixes both.
+    Encoding("cp1256", ("cp1256",), (ARABIC, LATIN["French"])),
+    Encoding("iso8859_6", ("iso8859_6",), (ARABIC,)),
+    Encoding("shift_jis", ("cp932", "shift_jis_2004"), (JAPANESE,)),
+    Encoding("euc_jp", ("euc_jp", "euc_jis_2004"), (JAPANESE,)),
+    Encoding("gb18030", ("gb18030",), (CHINESE,)),
+    Encoding("big5", ("cp950", "big5hkscs"), (CHINESE,)),
+    Encoding("euc_kr", ("cp949",), (KOREAN,)),
+)
+"""The legacy encodings detection tries, in the order messages name them. ISO-8859-1 is not
+among them: where it differs from windows-1252 (0x80-0x9F) it gives C1 control characters, which
+no text holds; ISO-8859-9 is windows-1254 without its 0x80-0x9F punctuation."""
+
+_SCRIPTS_OF: dict[str, frozenset[str]] = {
+    # The letter scripts (see _script) a language's text may hold besides ASCII letters.
+    "Latin": frozenset({"Latin"}),
+    "Cyrillic": frozenset({"Cyrillic"}),
+    "Greek": frozenset({"Greek"}),
+    "Hebrew": frozenset({"Hebrew"}),
+    "Arabic": frozenset({"Arabic"}),
+    "Japanese": frozenset({"Han", "Hiragana", "Katakana", "HalfwidthKatakana", "Fullwidth"}),
+    "Chinese": frozenset({"Han", "Bopomofo", "Fullwidth"}),
+    "Korean": frozenset({"Hangul", "Jamo", "Han", "Fullwidth"}),
+}
+_ALPHABETS = frozenset({"Latin", "Cyrillic", "Greek", "Hebrew", "Arabic"})
+_CASED = frozenset({"Cyrillic", "Greek"})
+
+COMMON_SYMBOLS = frozenset(
+    "\u00a0«»“”‘’‚„‹›–—…•·°§©®™€£¥¢×÷±¿¡‰†‡№²³½¼¾µªº′″"
+    "\u05be\u05f3\u05f4"  # Hebrew maqaf, geresh, gershayim
+    "،؛؟٪٫٬"  # Arabic comma, semicolon, question mark, percent sign, decimal and thousands separators
+    "\u0387"  # Greek ano teleia
+)
+"""Non-ASCII punctuation and symbols of ordinary text in these languages. Also common: any space
+separator, decimal digit, dash, bracket or quotation mark below U+2E80, CJK punctuation (U+3000-
+U+303F), full-width forms (U+FF01-U+FF65) and currency signs. Any other non-letter beyond ASCII (box drawing,
+``¤``, ``¬``, ``¦``, spacing accents such as ``¨ ´ ¸``) is an *unusual symbol*: a flaw."""
+
+_AFTER_WORD = frozenset("°©®™²³")
+_BEFORE_WORD = frozenset("°№§©")
+"""Symbols that may follow (``Python®``, ``m²``) or precede (``°C``, ``№5``) a letter; other
+symbols touching a letter are a doubt."""
+
+_IN_WORD = frozenset("’·\u2010\u2011\u05be\u05f3\u05f4\u0640")
+"""Non-letters that may stand between two letters: apostrophe, Catalan middle dot, hyphens, Hebrew
+maqaf and geresh, Arabic tatweel (dashes may too)."""
+
+MAX_MESS = 0.2
+"""charset-normalizer's mess ratio (``md.mess_ratio``: the weight of suspicious characters and
+sequences, 0 for clean text) above which a reading is flawed: the library's own default limit."""
+
+MAX_ACCENT_SHARE = 0.4
+"""Largest share of accented letters among the Latin letters of a reading (over at least
+:data:`MIN_ACCENTED` accented ones): the most accented orthographies (Czech, Hungarian, Slovak)
+stay near 0.2 over a sentence, while Hebrew, Greek or Cyrillic bytes read as Latin are all accents."""
+
+MIN_ACCENTED = 4
+
+MAX_RARE_IDEOGRAPHS = 0.1
+"""Largest share of rare ideographs in a CJK reading (at least one is always allowed). Rare:
+outside the frequency-chosen first level of the national standard (JIS X 0208 level 1, GB 2312
+level 1, Big5 level 1, KS X 1001 hanja). Prose stays near 1%; the same bytes read in another CJK
+encoding land mostly on rare ones."""
+
+MIN_FREQUENT_CHINESE = 0.3
+"""Least share of a Chinese reading's ideographs (over at least :data:`MIN_CHINESE`) among the
+~500 most frequent (charset-normalizer's ``COMMON_CHINESE_CHARACTERS``, simplified forms; for
+traditional text the forms both scripts share): above 0.33 on every sample of our corpus,
+including one-line traditional ones; 0.15-0.2 for Korean read as GB 18030. Below it: a doubt."""
+
+MIN_IDEOGRAPHS = 6
+"""Ideographs from which a Japanese reading without kana is flawed."""
+
+MIN_CHINESE = 4
+
+MIN_FREQUENT_HANGUL = 0.08
+"""Least share of a Korean reading's syllables among Korean's 26 most frequent (charset-normalizer's
+``FREQUENCIES["Korean"]``; at least one of them in any case): about a quarter in Korean prose,
+about 1% in the KS X 1001 syllables that other CJK bytes decode to."""
+
+MAX_HANGUL_RUN = 12
+"""Longest run of Hangul syllables without a space: Korean puts spaces between words of 2-5
+syllables; Chinese read as EUC-KR gives long unbroken runs."""
+
+MIN_GREEK_ACCENTED = 0.5
+"""Least share of lower-case Greek words of 5+ letters with an accent (monotonic Greek marks the
+stressed vowel of every word of two syllables or more); Cyrillic or Hebrew read as Greek has none.
+Below it (over at least 2 such words): a doubt."""
+
+MIN_ARABIC_WORDS = 5
+"""Arabic words from which a reading without the article (ا followed by ل, in any word) is
+doubted: the article is in most sentences, and its two letters are among the most frequent; Arabic
+bytes read with the other Arabic code page lose it."""
+
+SAMPLE_CHARS = 32_768
+"""Characters of each reading examined: the lines with non-ASCII characters, evenly spread, up to
+this many. Bounds the cost on large files."""
+
+_WORD_FINAL = frozenset("ךםןףץ" "ةى")
+"""Letters written only at the end of a word: the Hebrew final forms, Arabic taa marbuta and alif
+maqsura."""
+
+_FULLWIDTH_TO_ASCII = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+"""Full-width ASCII forms folded before the mess ratio, which counts ``１，５００`` as a mess."""
+
+_KOREAN_FREQUENT = frozenset(FREQUENCIES["Korean"])
+_CHINESE_FREQUENT = frozenset(COMMON_CHINESE_CHARACTERS)
+_GREEK_ACCENTS = frozenset("άέήίόύώΐΰ")
+_TOKEN = re.compile(r"\S*[^\x00-\x7f]\S*")
+_ASCII_LETTERS = re.compile(r"[A-Za-z]")
+
+
+# -- readings --------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Reading:
+    """One candidate text: the ``encodings`` (names) and ``codec`` that decode the bytes to it, the
+    ``languages`` they are written in, and its assessment: ``rejection`` (why it is implausible),
+    ``flaws`` and ``doubts`` (description -> count), with one ``examples`` entry per description."""
+
+    text: str
+    codec: str
+    encodings: list[str]
+    languages: tuple[Language, ...]
+    rejection: str | None = None
+    flaws: dict[str, int] = field(default_factory=dict)
+    doubts: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def flaw(self, what: str, example: str, count: int = 1) -> None:
+        self.flaws[what] = self.flaws.get(what, 0) + count
+        self.examples.setdefault(what, example)
+
+    def doubt(self, what: str, example: str, count: int = 1) -> None:
+        self.doubts[what] = self.doubts.get(what, 0) + count
+        self.examples.setdefault(what, example)
+
+    @property
+    def names(self) -> str:
+        return "/".join(self.encodings)
+
+    def describe(self) -> str:
+        """``"cp1251: 2 case flips inside words ('пР')"``, for messages."""
+        if self.rejection is not None:
+            return f"{self.names}: {self.rejection}"
+        found = {**self.flaws, **self.doubts}
+        return f"{self.names}: " + ", ".join(f"{n} {what} ({self.examples[what]!r})" for what, n in found.items())
 
 
 class CharsetDecoder:
-    """Decodes file bytes to ``str`` without loss.
-
-    ``min_coherence`` (0.0..1.0, default 0.5 as in seed 000): the least charset-normalizer
-    coherence accepted for a detected encoding.
+    """Decodes file bytes to ``str`` without loss, and refuses rather than guess.
 
     Order: (1) a byte-order mark decides: UTF-32 LE/BE, UTF-8, UTF-16 LE/BE, decoded strictly, BOM
     removed (FF FE 00 00 that is not valid UTF-32 is tried as UTF-16 LE); (2) without a UTF-16/32
-    BOM, a NUL byte means binary; (3) strict UTF-8; (4) an encoding declared in the first two lines
-    (PEP 263 ``# -*- coding: koi8-r -*-``), decoded strictly; (5) charset-normalizer's best match, accepted if
-    its coherence >= ``min_coherence``, ties between equally ranked code pages going to
-    :data:`PREFERRED_ON_TIE`, then decoded strictly; output containing U+FFFD is refused unless the
-    bytes really encode it (re-encoding gives back the same bytes).
+    BOM, a NUL byte means binary; (3) strict UTF-8; (4) more than 1% control bytes (C0 other than
+    tab, line feed, vertical tab, form feed, carriage return, escape, backspace and the DOS
+    end-of-file 0x1A) is refused as binary-like; (5) a declared encoding: PEP 263's
+    ``# -*- coding: koi8-r -*-`` in the first two lines, or ``<?xml ... encoding="..."?>`` /
+    ``<meta charset=...>`` in the first :data:`MARKUP_PRESCAN` bytes (with the WHATWG label
+    supersets), taken when it decodes strictly to a plausible reading that is flawless, or that
+    has no flawless rival; (6) detection over :data:`ENCODINGS`.
+
+    Detection. Each encoding decodes strictly (its first codec that can, without inventing
+    U+FFFD); identical texts are one *reading*, of all the languages of the encodings behind it.
+    A reading is *implausible* when it holds a control, private-use or unassigned character, a
+    letter of a script none of its languages writes, a word mixing two alphabets (``GrьЯe``), an
+    ideograph between two Latin letters (``Gr崩e``), a symbol inside a word (``Zaż±ł``), or a
+    combining mark after no letter. Its *flaws*: unusual symbols (see :data:`COMMON_SYMBOLS`);
+    lower-to-upper case flips inside a word involving a non-ASCII letter (``пРИВЕТ``); letters
+    outside the alphabet of every one of its languages (counted for the best-fitting one, per
+    script); Latin text more than :data:`MAX_ACCENT_SHARE` accented; rare ideographs beyond
+    :data:`MAX_RARE_IDEOGRAPHS`; Japanese without kana; Korean with few frequent syllables
+    (:data:`MIN_FREQUENT_HANGUL`), long unspaced runs (:data:`MAX_HANGUL_RUN`), stray jamo, hanja
+    inside Hangul words, or no Hangul; half-width katakana; charset-normalizer's mess ratio above
+    :data:`MAX_MESS`. Its *doubts*: accented letters that are rare in the best-fitting language
+    (:attr:`Language.frequent`); Cyrillic or Greek without a capitalised word (3+ words); Greek
+    without accents (:data:`MIN_GREEK_ACCENTED`); few frequent Chinese characters
+    (:data:`MIN_FREQUENT_CHINESE`).
+
+    Decision: among flawless readings, the one with the fewest doubts when it is alone with that
+    few; else ``hint``, when it names the encoding of one of the flawless readings; else refused
+    as ambiguous. No flawless reading: refused, naming the closest and its flaws. Flaws and doubts
+    are looked for in the first :data:`SAMPLE_CHARS` characters of non-ASCII lines.
 
     Raises (from :meth:`decode`):
         BinaryContentError: NUL bytes without a UTF-16/32 BOM, or a BOM-decoded text containing
             U+0000.
-        DecodeError: invalid bytes after a BOM, no detected encoding, coherence below
-            ``min_coherence``, or a detected encoding that does not decode the bytes strictly.
-        ValueError: ``min_coherence`` outside 0.0..1.0 (from the constructor).
+        DecodeError: invalid bytes after a BOM; control bytes beyond 1%; no flawless plausible
+            reading; or ambiguous (the readings named, with a word where they differ).
     """
 
-    def __init__(self, min_coherence: float = 0.5) -> None:
-        if not 0.0 <= min_coherence <= 1.0:
-            raise ValueError(f"min_coherence must be between 0.0 and 1.0, got {min_coherence}")
-        self.min_coherence = min_coherence
-
-    def decode(self, data: bytes) -> str:
-        """``data`` as text, without a byte-order mark. See the class docstring for the rules."""
+    def decode(self, data: bytes, *, hint: str | None = None) -> str:
+        """``data`` as text, without a byte-order mark. ``hint``: an encoding name (any Python
+        codec alias), e.g. the one other files of the same folder were read with; it picks among
+        flawless readings only, and never makes a flawed one acceptable."""
         for bom, codec in _BOMS:
             if data.startswith(bom):
                 text = self._decode_with_bom(data, bom, codec)
@@ -74,10 +388,17 @@ class CharsetDecoder:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             utf8_error = f"not UTF-8 ({exc.reason} at byte {exc.start})"
-        declared = _declared_encoding(data)
+        controls = len(data) - len(data.translate(None, _CONTROL_BYTES))
+        if controls * 100 > len(data):
+            raise DecodeError(
+                f"{utf8_error}, and {controls} of its {len(data)} bytes are control characters: it looks binary",
+                hint="If it is text, convert it to UTF-8; otherwise add it to .hermesignore.",
+            )
+        readings = readings_of(data)
+        declared = _declared(data, readings)
         if declared is not None:
             return declared
-        return self._detect(data, utf8_error)
+        return _choose(readings, utf8_error, hint)
 
     @staticmethod
     def _decode_with_bom(data: bytes, bom: bytes, codec: str) -> str | None:
@@ -97,59 +418,455 @@ class CharsetDecoder:
             raise BinaryContentError(f"decoded as {codec.upper()} but contains NUL characters")
         return text
 
-    def _detect(self, data: bytes, utf8_error: str) -> str:
-        matches = from_bytes(data)
-        best = matches.best()
-        if best is None:
-            raise DecodeError(f"{utf8_error}, and charset detection found no encoding that fits")
-        chosen = _prefer_cp1252(matches, best)
-        if chosen.coherence < self.min_coherence:
-            raise DecodeError(
-                f"{utf8_error}; best guess {chosen.encoding} has coherence {chosen.coherence:.2f}, "
-                f"below the minimum {self.min_coherence:.2f}"
-            )
-        candidates = [chosen.encoding]
-        if PREFERRED_ON_TIE in chosen.could_be_from_charset and chosen.encoding != PREFERRED_ON_TIE:
-            candidates.insert(0, PREFERRED_ON_TIE)
-        failure: Exception | None = None
-        for encoding in candidates:
-            try:
-                text = data.decode(encoding)
-            except (UnicodeDecodeError, LookupError) as exc:
-                failure = exc
-                continue
-            if "\ufffd" in text and text.encode(encoding) != data:
-                failure = ValueError(f"decoding as {encoding} produces U+FFFD replacement characters")
-                continue
-            return text
-        raise DecodeError(
-            f"{utf8_error}; detected {best.encoding} (coherence {best.coherence:.2f}) does not decode it "
-            f"without loss: {failure}"
-        ) from failure
+
+_CONTROL_BYTES = bytes([*range(0x01, 0x08), 0x0E, 0x0F, *range(0x10, 0x1A), 0x1C, 0x1D, 0x1E, 0x1F])
 
 
-def _prefer_cp1252(matches: Any, best: Any) -> Any:
-    """The Windows-1252 match when it is within :data:`NEAR_BEST` of ``best`` in both chaos and
-    coherence, else ``best``."""
-    for match in matches:
-        if (
-            PREFERRED_ON_TIE in (match.encoding, *match.could_be_from_charset)
-            and match.chaos <= best.chaos + NEAR_BEST
-            and match.coherence >= best.coherence - NEAR_BEST
-        ):
-            return match
-    return best
+def readings_of(data: bytes, encodings: Sequence[Encoding] = ENCODINGS) -> list[Reading]:
+    """The distinct strict decodings of ``data`` by ``encodings``, assessed, in the order of their
+    first encoding (see :class:`CharsetDecoder`)."""
+    by_text: dict[str, Reading] = {}
+    for encoding in encodings:
+        decoded = _strict(data, encoding.codecs)
+        if decoded is None:
+            continue
+        codec, text = decoded
+        reading = by_text.get(text)
+        if reading is None:
+            by_text[text] = Reading(text, codec, [encoding.name], encoding.languages)
+        else:
+            reading.encodings.append(encoding.name)
+            reading.languages += tuple(lang for lang in encoding.languages if lang not in reading.languages)
+    readings = list(by_text.values())
+    for reading in readings:
+        assess(reading)
+    return readings
 
 
-def _declared_encoding(data: bytes) -> str | None:
-    """The text decoded with the codec its first two lines declare, or ``None`` when there is no
-    declaration, the codec is unknown, or the bytes do not decode strictly with it."""
+def _strict(data: bytes, codec_names: Iterable[str]) -> tuple[str, str] | None:
+    """``(codec, text)`` for the first codec that decodes ``data`` strictly without inventing
+    U+FFFD (one in the text must re-encode to the same bytes), else ``None``."""
+    for codec in codec_names:
+        try:
+            text = data.decode(codec)
+        except (UnicodeDecodeError, LookupError):
+            continue
+        if "\ufffd" in text and text.encode(codec) != data:
+            continue
+        return codec, text
+    return None
+
+
+def _declared(data: bytes, readings: list[Reading]) -> str | None:
+    """The text in the declared encoding, when it decodes strictly to a plausible reading that is
+    flawless or has no flawless rival."""
+    codec = _declared_codec(data)
+    if codec is None:
+        return None
+    decoded = _strict(data, (codec,))
+    if decoded is None:
+        return None
+    reading = next((r for r in readings if r.text == decoded[1]), None)
+    if reading is None:
+        # A codec outside ENCODINGS (mac_roman, cp437, ...): judged without knowing its languages.
+        reading = Reading(decoded[1], codec, [codec], ())
+        assess(reading)
+    if reading.rejection is not None:
+        return None
+    if not reading.flaws or not any(r.rejection is None and not r.flaws for r in readings):
+        return reading.text
+    return None
+
+
+def _declared_codec(data: bytes) -> str | None:
+    """The codec declared by a PEP 263 cookie in the first two lines or by markup in the first
+    :data:`MARKUP_PRESCAN` bytes, when Python has it."""
     head = b"\n".join(data.split(b"\n", 2)[:2])
-    match = _CODING_COOKIE.search(head)
-    if match is None:
+    cookie = _CODING_COOKIE.search(head)
+    if cookie is not None:
+        label = cookie.group(1).decode("ascii")
+    else:
+        markup = _MARKUP_DECLARATION.search(data[:MARKUP_PRESCAN])
+        if markup is None:
+            return None
+        label = (markup.group(1) or markup.group(2)).decode("ascii").lower()
+        label = _WEB_LABELS.get(label, label)
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return None
+
+
+def _choose(readings: list[Reading], utf8_error: str, hint: str | None) -> str:
+    plausible = [r for r in readings if r.rejection is None]
+    flawless = [r for r in plausible if not r.flaws]
+    if flawless:
+        fewest = min(sum(r.doubts.values()) for r in flawless)
+        best = [r for r in flawless if sum(r.doubts.values()) == fewest]
+        if len(best) == 1:
+            return best[0].text
+        hinted = _hinted(flawless, hint)
+        if hinted is not None:
+            return hinted.text
+        where = _first_difference(best[0].text, best[1].text)
+        options = " or ".join(f"{r.names} ({_word_at(r.text, where)!r})" for r in best[:4])
+        raise DecodeError(
+            f"{utf8_error}; ambiguous: it reads as well as {options}",
+            hint=f"Convert it to UTF-8 from its real encoding (e.g. iconv -f {best[0].encodings[0]} -t UTF-8), "
+            "or add it to .hermesignore.",
+        )
+    if plausible:
+        closest = min(plausible, key=lambda r: sum(r.flaws.values()))
+        raise DecodeError(
+            f"{utf8_error}; no encoding reads it as clean text (closest: {closest.describe()})",
+            hint=f"If it is {closest.encodings[0]}, convert it to UTF-8 (iconv -f {closest.encodings[0]} -t UTF-8); "
+            "otherwise add it to .hermesignore.",
+        )
+    if readings:
+        raise DecodeError(f"{utf8_error}; no encoding reads it as text (e.g. {readings[0].describe()})")
+    raise DecodeError(f"{utf8_error}, and no legacy encoding decodes it")
+
+
+def _hinted(readings: list[Reading], hint: str | None) -> Reading | None:
+    """The reading of the encoding ``hint`` names, if it is among ``readings``."""
+    if hint is None:
         return None
     try:
-        codec = codecs.lookup(match.group(1).decode("ascii"))
-        return data.decode(codec.name)
-    except (LookupError, UnicodeDecodeError, UnicodeError):
+        wanted = codecs.lookup(hint).name
+    except LookupError:
         return None
+    for reading in readings:
+        names = {reading.codec, *(c for e in ENCODINGS if e.name in reading.encodings for c in e.codecs)}
+        if wanted in {codecs.lookup(name).name for name in names}:
+            return reading
+    return None
+
+
+def _first_difference(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _word_at(text: str, index: int) -> str:
+    """The whitespace-delimited token around ``text[index]`` (at most ~40 characters)."""
+    start = index
+    while start > 0 and not text[start - 1].isspace() and index - start < 20:
+        start -= 1
+    end = index
+    while end < len(text) and not text[end].isspace() and end - index < 20:
+        end += 1
+    return text[start:end]
+
+
+# -- assessment ------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=65536)
+def _script(char: str) -> str:
+    """The script of a letter or mark, from its Unicode name: ``Latin``, ``Cyrillic``, ``Greek``,
+    ``Hebrew``, ``Arabic``, ``Han``, ``Hiragana``, ``Katakana``, ``HalfwidthKatakana``,
+    ``Hangul``, ``Jamo`` (compatibility jamo), ``Bopomofo``, ``Fullwidth`` (Latin) or ``Other``."""
+    name = unicodedata.name(char, "")
+    if name.startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH")) or char in "々〆〇":
+        return "Han"
+    if name.startswith(("HALFWIDTH KATAKANA", "HALFWIDTH HANGUL")):
+        return "HalfwidthKatakana" if "KATAKANA" in name else "Jamo"
+    if name.startswith("HANGUL LETTER"):
+        return "Jamo"
+    if name.startswith("KATAKANA-HIRAGANA"):
+        return "Katakana"
+    if name.startswith("FULLWIDTH LATIN"):
+        return "Fullwidth"
+    return {
+        "LATIN": "Latin", "CYRILLIC": "Cyrillic", "GREEK": "Greek", "HEBREW": "Hebrew", "ARABIC": "Arabic",
+        "HIRAGANA": "Hiragana", "KATAKANA": "Katakana", "HANGUL": "Hangul", "BOPOMOFO": "Bopomofo",
+    }.get(name.split(" ", 1)[0], "Other")
+
+
+@lru_cache(maxsize=65536)
+def _kind(char: str) -> str:
+    """``letter``, ``mark`` (combining), ``common`` (see :data:`COMMON_SYMBOLS`), ``bad``
+    (control, private use, unassigned, surrogate, format) or ``unusual``."""
+    if char in COMMON_SYMBOLS:
+        return "common"
+    category = unicodedata.category(char)
+    if category[0] == "L":
+        return "letter" if _script(char) != "Other" else "unusual"
+    if category[0] == "M":
+        return "mark"
+    if category in ("Cc", "Co", "Cn", "Cs", "Cf"):
+        return "bad"
+    code = ord(char)
+    if (
+        0x3000 <= code <= 0x303F
+        or 0xFF01 <= code <= 0xFF65
+        or category in ("Zs", "Nd", "Sc")
+        or (category in ("Pd", "Ps", "Pe", "Pi", "Pf") and code < 0x2E80)
+    ):
+        return "common"
+    return "unusual"
+
+
+def _sample(text: str) -> str:
+    """The lines of ``text`` with non-ASCII characters, evenly spread, up to :data:`SAMPLE_CHARS`."""
+    if len(text) <= SAMPLE_CHARS:
+        return text
+    lines = [line for line in text.split("\n") if not line.isascii()]
+    total = sum(len(line) + 1 for line in lines)
+    step = max(1.0, total / SAMPLE_CHARS)  # in lines: keep one line in every `step`
+    chosen: list[str] = []
+    size = 0
+    position = 0.0
+    while position < len(lines) and size < SAMPLE_CHARS:
+        line = lines[int(position)][:SAMPLE_CHARS]
+        chosen.append(line)
+        size += len(line) + 1
+        position += step
+    return "\n".join(chosen)
+
+
+_LEVEL_ONE: dict[str, tuple[tuple[str, int, int], ...]] = {
+    # (codec, first, last): the frequency-chosen first level of each national standard.
+    "Japanese": (("cp932", 0x889F, 0x9872),),  # JIS X 0208 level 1, in Shift_JIS
+    "Chinese": (("gb2312", 0xB0A1, 0xD7F9), ("big5", 0xA440, 0xC67E)),  # GB 2312 / Big5 level 1
+    "Korean": (("euc_kr", 0xCAA1, 0xFDFE),),  # KS X 1001 hanja
+}
+
+
+@lru_cache(maxsize=65536)
+def _common_ideograph(char: str, language: str) -> bool:
+    """Whether the ideograph is in the first level of ``language``'s national standard."""
+    for codec, first, last in _LEVEL_ONE[language]:
+        try:
+            raw = char.encode(codec)
+        except UnicodeEncodeError:
+            continue
+        if len(raw) == 2 and first <= int.from_bytes(raw, "big") <= last:
+            return True
+    return False
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What one pass over a reading's sample found."""
+
+    letters: dict[str, int] = field(default_factory=dict)  # non-ASCII alphabet letters, lower case
+    singles: dict[str, int] = field(default_factory=dict)  # one-letter words beyond ASCII, lower case
+    scripts: dict[str, int] = field(default_factory=dict)  # letters by script
+    words: dict[str, int] = field(default_factory=dict)  # words of 2+ letters by alphabet
+    titled: dict[str, int] = field(default_factory=dict)  # of which capitalised
+    greek_long: int = 0  # lower-case Greek words of 5+ letters
+    greek_accented: int = 0  # of which with an accent
+    hangul_run: int = 0
+    hanja_in_hangul: int = 0
+    ideographs: list[str] = field(default_factory=list)
+
+
+def assess(reading: Reading) -> None:
+    """Fill in the reading's ``rejection``, or its ``flaws`` and ``doubts`` (see
+    :class:`CharsetDecoder`)."""
+    text = _sample(reading.text)
+    allowed: set[str] = set()
+    for language in reading.languages:
+        allowed |= _SCRIPTS_OF[language.script]
+    tally = _Tally()
+    for match in _TOKEN.finditer(text):
+        rejection = _scan_token(match.group(), reading, allowed, tally)
+        if rejection is not None:
+            reading.rejection = rejection
+            return
+    _judge(reading, text, tally)
+
+
+def _scan_token(token: str, reading: Reading, allowed: set[str], tally: _Tally) -> str | None:
+    """Count what ``token`` (a whitespace-delimited run with non-ASCII characters) holds; the
+    reason it is implausible, if it is."""
+    word_start = -1
+    base = ""  # the script of the letter a combining mark would sit on
+    end = len(token)
+    for index in range(end + 1):
+        char = token[index] if index < end else " "
+        kind = ("letter" if char.isalpha() else "ascii") if char.isascii() else _kind(char)
+        if kind == "mark" and word_start >= 0:
+            script = _script(char)
+            if script != "Other" and script != base:
+                return f"{script} mark U+{ord(char):04X} on a {base} letter ({token[:40]!r})"
+            continue
+        if kind == "letter":
+            if word_start < 0:
+                word_start = index
+            base = "Latin" if char.isascii() else _script(char)
+            if not char.isascii():
+                script = base
+                if reading.languages and script not in allowed:
+                    return f"{script} letter {char!r} in {'/'.join(sorted({l.script for l in reading.languages}))} text"
+                tally.scripts[script] = tally.scripts.get(script, 0) + 1
+                if script in _ALPHABETS:
+                    lower = char.lower() if len(char.lower()) == 1 else char
+                    tally.letters[lower] = tally.letters.get(lower, 0) + 1
+            continue
+        if kind == "mark":
+            return f"combining mark U+{ord(char):04X} after no letter"
+        if kind == "bad":
+            return f"control or unassigned character U+{ord(char):04X}"
+        if word_start >= 0:
+            problem = _word(token[word_start:index], reading, tally)
+            if problem is not None:
+                return problem
+            word_start = -1
+        if kind == "ascii":
+            continue
+        if kind == "unusual":
+            reading.flaw("unusual symbols", char)
+        if unicodedata.category(char) in ("Sc", "Sm", "So", "Sk", "No") and (
+            (index > 0 and token[index - 1].isalpha() and char not in _AFTER_WORD)
+            or (index + 1 < end and token[index + 1].isalpha() and char not in _BEFORE_WORD)
+        ):
+            reading.doubt("symbols stuck to words", token[:40])
+        if (
+            0 < index < end - 1
+            and char not in _IN_WORD
+            and unicodedata.category(char) != "Pd"
+            and _alphabet_letter(token[index - 1])
+            and _alphabet_letter(token[index + 1])
+        ):
+            return f"symbol {char!r} inside a word ({token[:40]!r})"
+    return None
+
+
+def _alphabet_letter(char: str) -> bool:
+    return char.isalpha() and (char.isascii() or _script(char) in _ALPHABETS)
+
+
+def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
+    """Count what one letter run holds; why it cannot be a word, if it cannot."""
+    if word.isascii():
+        return None
+    if len(word) == 1 and _script(word) in _ALPHABETS:
+        lower = word.lower() if len(word.lower()) == 1 else word
+        tally.singles[lower] = tally.singles.get(lower, 0) + 1
+    alphabets = {"Latin" if c.isascii() else _script(c) for c in word if c.isalpha()} & _ALPHABETS
+    if len(alphabets) > 1:
+        return f"a word mixing {' and '.join(sorted(alphabets))} letters ({word[:40]!r})"
+    previous = ""
+    run = 0
+    for index, char in enumerate(word):
+        if char.isupper() and previous.islower() and not (char.isascii() and previous.isascii()):
+            reading.flaw("case flips inside words", previous + char)
+        previous = char
+        if char.isascii():
+            continue
+        script = _script(char)
+        if script not in _ALPHABETS and 0 < index < len(word) - 1 and word[index - 1].isascii() and word[index + 1].isascii():
+            return f"an ideograph between Latin letters ({word[:40]!r})"
+        if script == "Hangul":
+            run += 1
+            tally.hangul_run = max(tally.hangul_run, run)
+        else:
+            run = 0
+        if script == "Han":
+            tally.ideographs.append(char)
+            if 0 < index < len(word) - 1 and _script(word[index - 1]) == "Hangul" == _script(word[index + 1]):
+                tally.hanja_in_hangul += 1
+    medial = [c for c in word[:-1] if c in _WORD_FINAL]
+    if medial and word[-1] not in _WORD_FINAL:
+        reading.flaw("word-final letters inside words", word[:40], len(medial))
+    if len(alphabets) == 1 and len(word) >= 2:
+        (alphabet,) = alphabets
+        tally.words[alphabet] = tally.words.get(alphabet, 0) + 1
+        if word[0].isupper() and any(c.islower() for c in word[1:]):
+            tally.titled[alphabet] = tally.titled.get(alphabet, 0) + 1
+        if alphabet == "Greek" and len(word) >= 5 and word.islower():
+            tally.greek_long += 1
+            tally.greek_accented += any(c in _GREEK_ACCENTS for c in word)
+    return None
+
+
+def _judge(reading: Reading, text: str, tally: _Tally) -> None:
+    """Add the flaws and doubts that need the whole sample's tally."""
+    latin = sum(k for c, k in tally.letters.items() if _script(c) == "Latin")
+    if latin >= MIN_ACCENTED and latin > MAX_ACCENT_SHARE * (latin + len(_ASCII_LETTERS.findall(text))):
+        reading.flaw("accented letters in Latin text", f"{latin} accented", 1)
+    if reading.languages and tally.letters:
+        _fit(reading, tally.letters, tally.singles)
+    for script in _CASED:
+        if tally.words.get(script, 0) >= 3 and not tally.titled.get(script):
+            reading.doubt(f"no capitalised {script} word", "", 1)
+    if tally.words.get("Arabic", 0) >= MIN_ARABIC_WORDS and "\u0627\u0644" not in text:
+        reading.doubt("Arabic without the article", "")
+    if tally.greek_long >= 2 and tally.greek_accented < MIN_GREEK_ACCENTED * tally.greek_long:
+        reading.doubt("Greek words without accents", f"{tally.greek_accented} of {tally.greek_long}", 1)
+    names = {language.name for language in reading.languages}
+    for name in ("Japanese", "Chinese", "Korean"):
+        if name in names:
+            _ideograph_checks(reading, name, text, tally)
+            break
+    halfwidth = tally.scripts.get("HalfwidthKatakana", 0)
+    if halfwidth:
+        reading.flaw("half-width katakana", next(c for c in text if _script(c) == "HalfwidthKatakana"), halfwidth)
+    if not reading.flaws:
+        mess = mess_ratio(text.translate(_FULLWIDTH_TO_ASCII), maximum_threshold=1.0)
+        if mess > MAX_MESS:
+            reading.flaw("mess (charset-normalizer)", f"{mess:.2f}")
+
+
+def _fit(reading: Reading, letters: dict[str, int], singles: dict[str, int]) -> None:
+    """Flaw the letters outside the best-fitting language's alphabet; doubt its rare ones and the
+    one-letter words it does not have; script by script (Arabic text with French words is fine in
+    windows-1256)."""
+    by_script: dict[str, dict[str, int]] = {}
+    for char, count in letters.items():
+        by_script.setdefault(_script(char), {})[char] = count
+    for script, found in by_script.items():
+        best: tuple[int, int, str, str] | None = None
+        for language in reading.languages:
+            if language.script != script:
+                continue
+            outside = "".join(sorted(c for c in found if c not in language.letters))
+            rare = "".join(sorted(c for c in found if c in language.letters and language.frequent
+                                  and c not in language.frequent))
+            lone = "".join(sorted(c for c in singles if _script(c) == script and c not in language.single))
+            doubts = sum(found[c] for c in rare) + sum(singles[c] for c in lone)
+            score = (sum(found[c] for c in outside), doubts, outside, rare + (f" alone: {lone}" if lone else ""))
+            if best is None or score[:2] < best[:2]:
+                best = score
+                best_name = language.name
+        if best is None:
+            continue
+        if best[0]:
+            reading.flaw("letters no single language writes together", f"{best[2]} (not {best_name})", best[0])
+        if best[1]:
+            reading.doubt("rare letters or lone letters", f"{best[3]} ({best_name})", best[1])
+
+
+def _ideograph_checks(reading: Reading, language: str, text: str, tally: _Tally) -> None:
+    """Rare ideographs; Japanese without kana; Korean syllable statistics; Chinese frequency."""
+    ideographs = tally.ideographs
+    rare = [c for c in ideographs if not _common_ideograph(c, language)]
+    if len(rare) > max(1, MAX_RARE_IDEOGRAPHS * len(ideographs)):
+        reading.flaw("rare ideographs", "".join(rare[:6]), len(rare))
+    elif rare:
+        reading.doubt("rare ideographs", "".join(rare), len(rare))
+    scripts = tally.scripts
+    if language == "Japanese" and len(ideographs) >= MIN_IDEOGRAPHS and not (
+        scripts.get("Hiragana") or scripts.get("Katakana")
+    ):
+        reading.flaw("Japanese without kana", "".join(ideographs[:6]))
+    if language == "Chinese" and len(ideographs) >= MIN_CHINESE:
+        frequent = sum(1 for c in ideographs if c in _CHINESE_FREQUENT)
+        if frequent < max(1.0, MIN_FREQUENT_CHINESE * len(ideographs)):
+            reading.doubt("few frequent Chinese characters", "".join(ideographs[:6]))
+    if language == "Korean":
+        syllables = [c for c in text if "\uac00" <= c <= "\ud7a3"]
+        if not syllables:
+            if ideographs:
+                reading.flaw("hanja without Hangul", "".join(ideographs[:6]))
+            return
+        frequent = sum(1 for c in syllables if c in _KOREAN_FREQUENT)
+        if frequent < max(1.0, MIN_FREQUENT_HANGUL * len(syllables)):
+            reading.flaw("rare Hangul syllables", "".join(syllables[:6]))
+        if tally.hangul_run > MAX_HANGUL_RUN:
+            reading.flaw("Hangul without spaces", f"{tally.hangul_run} syllables")
+        if scripts.get("Jamo", 0) * 5 > len(syllables):
+            reading.flaw("stray jamo", next(c for c in text if _script(c) == "Jamo"), scripts["Jamo"])
+        if tally.hanja_in_hangul:
+            reading.flaw("hanja inside Hangul words", "", tally.hanja_in_hangul)
