@@ -468,6 +468,180 @@ HELD_OUT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     )),
 }
 
+FRESH: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # Written last and run once, after every change to the rule: the unbiased check.
+    "russian": (("cp1251", "koi8_r", "cp866"), (
+        "Уважаемые коллеги!",
+        "Напоминаем, что в пятницу офис закрыт.",
+        "# читаем конфигурацию из файла settings.ini",
+        "Итого к оплате: 2 450,00 руб.",
+        "Москва, ул. Тверская, д. 7, кв. 12",
+        "Он сказал: «Это не моя проблема».",
+        "Пожалуйста, не отвечайте на это письмо.",
+        "СРОЧНО: обновите пароль до 1 марта",
+    )),
+    "ukrainian": (("cp1251",), (
+        "Шановні колеги!",
+        "Нагадуємо, що у п'ятницю офіс зачинено.",
+        "# зчитуємо налаштування з файлу",
+        "Київ, вул. Хрещатик, 22",
+        "Дякуємо за співпрацю та довіру.",
+        "Її брат живе в Одесі вже три роки.",
+        "Будь ласка, не відповідайте на цей лист.",
+        "Гарного дня!",
+    )),
+    "german": (("cp1252",), (
+        "Sehr geehrte Damen und Herren,",
+        "anbei erhalten Sie die Unterlagen für Ihre Prüfung.",
+        "// Zähler zurücksetzen, bevor die Schleife beginnt",
+        "Gesamtbetrag: 1.234,56 €",
+        "Köln, den 3. März 2004",
+        "Für Rückfragen stehe ich Ihnen gern zur Verfügung.",
+        "Mit freundlichen Grüßen",
+        "Björn Schäfer",
+    )),
+    "french": (("cp1252", "latin_1"), (
+        "Madame, Monsieur,",
+        "Veuillez trouver ci-joint le devis demandé.",
+        "/* on réinitialise le compteur ici */",
+        "Montant total : 1 250,00 € HT",
+        "Fait à Lyon, le 12 février 2003",
+        "Je reste à votre disposition pour tout renseignement complémentaire.",
+        "Veuillez agréer mes salutations distinguées.",
+        "François Gérard",
+    )),
+    "spanish": (("cp1252",), (
+        "Estimados señores:",
+        "Les adjunto la documentación solicitada.",
+        "// reiniciar el contador antes del bucle",
+        "Importe total: 1.250,00 €",
+        "Sevilla, 5 de marzo de 2004",
+        "Quedo a su disposición para cualquier aclaración.",
+        "Reciban un cordial saludo.",
+        "Begoña Sánchez",
+    )),
+    "portuguese": (("cp1252",), (
+        "Prezados senhores,",
+        "Segue em anexo a documentação solicitada.",
+        "// reiniciar o contador antes do laço",
+        "Valor total: R$ 1.250,00",
+        "São Paulo, 5 de março de 2004",
+        "Fico à disposição para quaisquer esclarecimentos.",
+        "Atenciosamente,",
+        "Conceição Magalhães",
+    )),
+    "polish": (("cp1250", "iso8859_2"), (
+        "Szanowni Państwo,",
+        "w załączeniu przesyłam zamówione dokumenty.",
+        "// wyzeruj licznik przed pętlą",
+        "Razem do zapłaty: 1 250,00 zł",
+        "Poznań, 5 marca 2004 r.",
+        "W razie pytań pozostaję do dyspozycji.",
+        "Z wyrazami szacunku",
+        "Grzegorz Brzęczyszczykiewicz",
+    )),
+    "czech": (("cp1250",), (
+        "Vážení přátelé,",
+        "v příloze zasílám požadované dokumenty.",
+        "// vynuluj čítač před smyčkou",
+        "Celkem k úhradě: 1 250,00 Kč",
+        "V Brně dne 5. března 2004",
+        "V případě dotazů jsem vám k dispozici.",
+        "S přátelským pozdravem",
+        "Kateřina Šťastná",
+    )),
+    "hungarian": (("cp1250",), (
+        "Tisztelt Hölgyem/Uram!",
+        "Mellékelten küldöm a kért dokumentumokat.",
+        "// nullázd a számlálót a ciklus előtt",
+        "Fizetendő összesen: 125 000 Ft",
+        "Győr, 2004. március 5.",
+        "Kérdés esetén állok rendelkezésére.",
+        "Üdvözlettel:",
+        "Szőke Zsófia",
+    )),
+    "greek": (("cp1253",), (
+        "Αγαπητοί συνάδελφοι,",
+        "σας στέλνω συνημμένα τα έγγραφα που ζητήσατε.",
+        "// μηδενισμός του μετρητή πριν από τον βρόχο",
+        "Σύνολο: 1.250,00 €",
+        "Θεσσαλονίκη, 5 Μαρτίου 2004",
+        "Είμαι στη διάθεσή σας για οποιαδήποτε διευκρίνιση.",
+        "Με εκτίμηση,",
+        "Δημήτρης Ιωάννου",
+    )),
+    "turkish": (("cp1254",), (
+        "Sayın yetkili,",
+        "istediğiniz belgeler ekte gönderilmiştir.",
+        "// döngüden önce sayacı sıfırla",
+        "Toplam tutar: 1.250,00 TL",
+        "İzmir, 5 Mart 2004",
+        "Sorularınız için her zaman ulaşabilirsiniz.",
+        "İyi çalışmalar dilerim.",
+        "Gülşen Çelik",
+    )),
+    "hebrew": (("cp1255",), (
+        "שלום רב,",
+        "מצורפים המסמכים שביקשת.",
+        "// איפוס המונה לפני הלולאה",
+        "סך הכול לתשלום: 1,250 ₪",
+        "חיפה, 5 במרץ 2004",
+        "אני עומד לרשותך לכל שאלה.",
+        "בברכה,",
+        "יוסי אברהם",
+    )),
+    "arabic": (("cp1256",), (
+        "السادة المحترمون،",
+        "تجدون في المرفق الوثائق المطلوبة.",
+        "// تصفير العداد قبل الحلقة",
+        "المبلغ الإجمالي: 1250 درهم",
+        "الدار البيضاء، 5 مارس 2004",
+        "أنا رهن إشارتكم لأي استفسار.",
+        "وتفضلوا بقبول فائق الاحترام،",
+        "يوسف المغربي",
+    )),
+    "japanese": (("shift_jis", "euc_jp"), (
+        "お世話になっております。",
+        "ご依頼の資料を添付いたします。",
+        "// ループの前にカウンタをリセットする",
+        "合計金額：12,500円",
+        "大阪市北区梅田三丁目",
+        "ご質問があればいつでもご連絡ください。",
+        "今後ともよろしくお願い申し上げます。",
+        "鈴木一郎",
+    )),
+    "chinese-simplified": (("gb18030",), (
+        "尊敬的客户：",
+        "附件是您要求的资料。",
+        "// 在循环开始之前把计数器清零",
+        "合计金额：12,500元",
+        "广州市天河区体育西路",
+        "如有任何问题，请随时与我们联系。",
+        "此致",
+        "李华",
+    )),
+    "chinese-traditional": (("big5",), (
+        "親愛的客戶：",
+        "附件是您要求的資料。",
+        "// 在迴圈開始之前把計數器歸零",
+        "合計金額：12,500元",
+        "高雄市前鎮區中山二路",
+        "如有任何問題，請隨時與我們聯絡。",
+        "順頌商祺",
+        "林志明",
+    )),
+    "korean": (("euc_kr",), (
+        "안녕하십니까,",
+        "요청하신 자료를 첨부해 드립니다.",
+        "// 반복문 전에 카운터를 초기화한다",
+        "합계 금액: 12,500원",
+        "부산광역시 해운대구 우동",
+        "궁금한 점이 있으시면 언제든지 연락 주십시오.",
+        "감사합니다.",
+        "이영희 올림",
+    )),
+}
+
 CODE_TEMPLATE = '''def report(rows):
     """{doc}"""
     # {comment}
@@ -493,7 +667,7 @@ def samples() -> Iterator[Sample]:
     """Every sample of the corpus, in a fixed order: for each text set (``TEXTS`` then
     ``HELD_OUT``), language and encoding, each line alone, consecutive pairs, the two halves
     (4 lines), the whole paragraph and a source file; then the negative samples."""
-    for corpus, texts in (("tuning", TEXTS), ("held-out", HELD_OUT)):
+    for corpus, texts in (("tuning", TEXTS), ("held-out", HELD_OUT), ("fresh", FRESH)):
         yield from _cut(corpus, texts)
     yield from negatives()
 
@@ -606,13 +780,13 @@ def summarize(outcomes: list[Outcome]) -> dict[str, object]:
             table["negative"]["all"][outcome.result] += 1
             times["negative"].append(outcome.seconds * 1000)
             continue
-        for corpus in (sample.corpus, "both"):
+        for corpus in (sample.corpus, "all"):
             table[corpus][sample.size][outcome.result] += 1
             table[corpus]["all"][outcome.result] += 1
         times[sample.size].append(outcome.seconds * 1000)
     counts = {
         corpus: {size: dict(table[corpus][size]) for size in (*SIZES, "all") if size in table[corpus]}
-        for corpus in ("tuning", "held-out", "both", "negative") if corpus in table
+        for corpus in ("tuning", "held-out", "fresh", "all", "negative") if corpus in table
     }
     timing = {
         key: {"median_ms": round(statistics.median(values), 3), "mean_ms": round(statistics.fmean(values), 3),
@@ -641,7 +815,7 @@ def _print_table(title: str, summary: dict[str, object]) -> None:
     for corpus, rows in counts.items():
         for size, row in rows.items():
             t = timing.get("negative" if corpus == "negative" else size)
-            ms = f"{t['median_ms']:>11.2f}{t['max_ms']:>9.1f}" if t and corpus in ("both", "negative") else ""
+            ms = f"{t['median_ms']:>11.2f}{t['max_ms']:>9.1f}" if t and corpus in ("all", "negative") else ""
             correct = "-" if corpus == "negative" else row.get("correct", 0)
             wrong = row.get("wrong", 0) + (row.get("correct", 0) if corpus == "negative" else 0)
             print(f"{corpus:<10}{size:<11}{correct:>9}{row.get('refused', 0):>9}{wrong:>7}{ms}")
@@ -673,7 +847,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     corpus = list(samples())
     positives = sum(1 for s in corpus if s.text is not None)
-    languages = len(set(TEXTS) | set(HELD_OUT))
+    languages = len(set(TEXTS) | set(HELD_OUT) | set(FRESH))
     print(f"{len(corpus)} samples: {positives} texts in {languages} languages, {len(corpus) - positives} negatives")
     results: dict[str, object] = {}
     runs = [("after", None)] + ([("before", args.baseline)] if args.baseline else [])

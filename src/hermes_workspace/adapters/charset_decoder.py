@@ -77,6 +77,8 @@ class Language:
     published letter-frequency tables, so approximate; they only matter where a shorter text can be
     read in two code pages (French ``à`` or Slovak ``ŕ``). ``single``: the one-letter words beyond
     ASCII the language has (French ``à``, Italian ``è``); any other lone letter is a doubt.
+    ``top``: for non-Latin alphabets, its :data:`TOP_LETTERS` most frequent letters
+    (charset-normalizer's ``FREQUENCIES``).
     """
 
     name: str
@@ -84,6 +86,7 @@ class Language:
     letters: frozenset[str] = frozenset()
     frequent: frozenset[str] = frozenset()
     single: frozenset[str] = frozenset()
+    top: frozenset[str] = frozenset()
 
 
 def _latin(name: str, frequent: str, rare: str = "", single: str = "") -> Language:
@@ -122,20 +125,32 @@ LATIN = {lang.name: lang for lang in _LATIN_LANGUAGES}
 _RUSSIAN = "абвгдежзийклмнопрстуфхцчшщъыьэюяё"
 
 
-def _alphabet(name: str, script: str, letters: str, single: str = "") -> Language:
-    return Language(name, script, frozenset(letters), single=frozenset(single))
+TOP_LETTERS = 6
+MIN_TOP_SHARE = 0.2
+"""Least share of a Cyrillic, Greek, Hebrew or Arabic reading's letters (over at least
+:data:`MIN_TOP_LETTERS`) among its language's :data:`TOP_LETTERS` most frequent letters (о е а и н т
+in Russian): about 45% in text; all-capital Russian read as Arabic has none of ا ل ي م و ن.
+Below it: a doubt."""
+
+MIN_TOP_LETTERS = 8
+
+
+def _alphabet(name: str, script: str, letters: str, single: str = "", frequencies: str | None = None) -> Language:
+    top = frozenset(FREQUENCIES[frequencies or name][:TOP_LETTERS])
+    return Language(name, script, frozenset(letters), single=frozenset(single), top=top)
 
 
 CYRILLIC = (
     _alphabet("Russian", "Cyrillic", _RUSSIAN, "авиоксуяжб"),
     _alphabet("Ukrainian", "Cyrillic", _RUSSIAN.translate({ord(c): None for c in "ёъыэ"}) + "ґєії", "авзійоуя"),
-    _alphabet("Belarusian", "Cyrillic", _RUSSIAN.translate({ord(c): None for c in "ищъ"}) + "іў", "аізўуя"),
+    _alphabet("Belarusian", "Cyrillic", _RUSSIAN.translate({ord(c): None for c in "ищъ"}) + "іў", "аізўуя", "Russian"),
     _alphabet("Bulgarian", "Cyrillic", _RUSSIAN.translate({ord(c): None for c in "ёыэ"}), "аивсуя"),
     _alphabet("Serbian", "Cyrillic", "абвгдђежзијклљмнњопрстћуфхцчџш", "аиуско"),
-    _alphabet("Macedonian", "Cyrillic", "абвгдѓежзѕијклљмнњопрстќуфхцчџш", "аиво"),
+    _alphabet("Macedonian", "Cyrillic", "абвгдѓежзѕијклљмнњопрстќуфхцчџш", "аиво", "Serbian"),
 )
 GREEK = Language("Greek", "Greek", frozenset("αβγδεζηθικλμνξοπρσςτυφχψωάέήίόύώϊϋΐΰ"),
-                 frozenset("αβγδεζηθικλμνξοπρσςτυφχψωάέήίόύώ"), frozenset("οηή"))
+                 frozenset("αβγδεζηθικλμνξοπρσςτυφχψωάέήίόύώ"), frozenset("οηή"),
+                 frozenset(FREQUENCIES["Greek"][:TOP_LETTERS]))
 HEBREW = _alphabet("Hebrew", "Hebrew", "".join(map(chr, range(0x05D0, 0x05EB))) + "\u05f0\u05f1\u05f2", "ו")
 ARABIC = _alphabet(
     "Arabic", "Arabic", "".join(map(chr, [*range(0x0621, 0x063B), *range(0x0641, 0x064B)])) + "پچژگکیٹڈڑںھہےۓ", "و"
@@ -251,15 +266,23 @@ MIN_FREQUENT_CHINESE = 0.3
 traditional text the forms both scripts share): above 0.33 on every sample of our corpus,
 including one-line traditional ones; 0.15-0.2 for Korean read as GB 18030. Below it: a doubt."""
 
-MIN_IDEOGRAPHS = 6
-"""Ideographs from which a Japanese reading without kana is flawed."""
+MIN_MOST_FREQUENT_CHINESE = 0.15
+"""Least share of a Chinese reading's ideographs among the 100 most frequent of that list (about
+half of running text; 3% of random GB 2312 level-1 characters). Below either: a doubt."""
 
-MIN_CHINESE = 4
+MIN_KANJI = 2
+"""Ideographs from which a Japanese reading without kana is doubted (names and addresses are
+written so, but EUC-JP kanji also read as ordinary GB 2312 Chinese)."""
+
+MIN_CHINESE = 2
 
 MIN_FREQUENT_HANGUL = 0.08
 """Least share of a Korean reading's syllables among Korean's 26 most frequent (charset-normalizer's
-``FREQUENCIES["Korean"]``; at least one of them in any case): about a quarter in Korean prose,
-about 1% in the KS X 1001 syllables that other CJK bytes decode to."""
+``FREQUENCIES["Korean"]``): about a quarter in Korean prose, about 1% in the KS X 1001 syllables
+that other CJK bytes decode to. Below it: a flaw from :data:`MIN_SYLLABLES` syllables on, a
+doubt under."""
+
+MIN_SYLLABLES = 10
 
 MAX_HANGUL_RUN = 12
 """Longest run of Hangul syllables without a space: Korean puts spaces between words of 2-5
@@ -275,6 +298,12 @@ MIN_ARABIC_WORDS = 5
 doubted: the article is in most sentences, and its two letters are among the most frequent; Arabic
 bytes read with the other Arabic code page lose it."""
 
+MIN_EVIDENCE = 10
+"""Letters (ASCII included; an ideograph is a letter) from which doubts count. Under it, a reading
+is accepted only as the one flawless reading, without doubts: two ideographs (``此致``) that
+another code page reads as four plausible Cyrillic letters, or four random bytes that read as two
+Hangul syllables, are too little to go on."""
+
 SAMPLE_CHARS = 32_768
 """Characters of each reading examined: the lines with non-ASCII characters, evenly spread, up to
 this many. Bounds the cost on large files."""
@@ -288,6 +317,7 @@ _FULLWIDTH_TO_ASCII = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | 
 
 _KOREAN_FREQUENT = frozenset(FREQUENCIES["Korean"])
 _CHINESE_FREQUENT = frozenset(COMMON_CHINESE_CHARACTERS)
+_CHINESE_MOST_FREQUENT = frozenset(COMMON_CHINESE_CHARACTERS[:100])
 _GREEK_ACCENTS = frozenset("άέήίόύώΐΰ")
 _TOKEN = re.compile(r"\S*[^\x00-\x7f]\S*")
 _ASCII_LETTERS = re.compile(r"[A-Za-z]")
@@ -300,7 +330,8 @@ _ASCII_LETTERS = re.compile(r"[A-Za-z]")
 class Reading:
     """One candidate text: the ``encodings`` (names) and ``codec`` that decode the bytes to it, the
     ``languages`` they are written in, and its assessment: ``rejection`` (why it is implausible),
-    ``flaws`` and ``doubts`` (description -> count), with one ``examples`` entry per description."""
+    ``flaws`` and ``doubts`` (description -> count), with one ``examples`` entry per description,
+    and ``letters``, the letters examined (the evidence)."""
 
     text: str
     codec: str
@@ -310,6 +341,7 @@ class Reading:
     flaws: dict[str, int] = field(default_factory=dict)
     doubts: dict[str, int] = field(default_factory=dict)
     examples: dict[str, str] = field(default_factory=dict)
+    letters: int = 0
 
     def flaw(self, what: str, example: str, count: int = 1) -> None:
         self.flaws[what] = self.flaws.get(what, 0) + count
@@ -498,21 +530,30 @@ def _declared_codec(data: bytes) -> str | None:
 
 
 def _choose(readings: list[Reading], utf8_error: str, hint: str | None) -> str:
+    """The decision of :class:`CharsetDecoder` over the assessed ``readings``."""
     plausible = [r for r in readings if r.rejection is None]
-    flawless = [r for r in plausible if not r.flaws]
+    flawless = sorted((r for r in plausible if not r.flaws), key=lambda r: sum(r.doubts.values()))
     if flawless:
-        fewest = min(sum(r.doubts.values()) for r in flawless)
-        best = [r for r in flawless if sum(r.doubts.values()) == fewest]
-        if len(best) == 1:
-            return best[0].text
+        best = flawless[0]
+        fewest = sum(best.doubts.values())
+        if len(flawless) == 1 and (fewest == 0 or best.letters >= MIN_EVIDENCE):
+            return best.text
+        if len(flawless) > 1 and sum(flawless[1].doubts.values()) > fewest and best.letters >= MIN_EVIDENCE:
+            return best.text
         hinted = _hinted(flawless, hint)
         if hinted is not None:
             return hinted.text
-        where = _first_difference(best[0].text, best[1].text)
-        options = " or ".join(f"{r.names} ({_word_at(r.text, where)!r})" for r in best[:4])
+        if len(flawless) == 1:
+            raise DecodeError(
+                f"{utf8_error}; too short to tell: its one clean reading, {best.describe()}, is doubtful",
+                hint=f"If it is {best.encodings[0]}, convert it to UTF-8 (iconv -f {best.encodings[0]} -t UTF-8); "
+                "otherwise add it to .hermesignore.",
+            )
+        where = _first_difference(flawless[0].text, flawless[1].text)
+        options = " or ".join(f"{r.names} ({_word_at(r.text, where)!r})" for r in flawless[:4])
         raise DecodeError(
             f"{utf8_error}; ambiguous: it reads as well as {options}",
-            hint=f"Convert it to UTF-8 from its real encoding (e.g. iconv -f {best[0].encodings[0]} -t UTF-8), "
+            hint=f"Convert it to UTF-8 from its real encoding (e.g. iconv -f {best.encodings[0]} -t UTF-8), "
             "or add it to .hermesignore.",
         )
     if plausible:
@@ -525,6 +566,10 @@ def _choose(readings: list[Reading], utf8_error: str, hint: str | None) -> str:
     if readings:
         raise DecodeError(f"{utf8_error}; no encoding reads it as text (e.g. {readings[0].describe()})")
     raise DecodeError(f"{utf8_error}, and no legacy encoding decodes it")
+
+
+def _non_ascii(text: str) -> int:
+    return len(text) - len(text.encode("ascii", "ignore"))
 
 
 def _hinted(readings: list[Reading], hint: str | None) -> Reading | None:
@@ -588,6 +633,8 @@ def _kind(char: str) -> str:
     (control, private use, unassigned, surrogate, format) or ``unusual``."""
     if char in COMMON_SYMBOLS:
         return "common"
+    if char == "\u00a4":
+        return "unusual"  # the generic currency sign: what other code pages' € or ₪ read as
     category = unicodedata.category(char)
     if category[0] == "L":
         return "letter" if _script(char) != "Other" else "unusual"
@@ -643,6 +690,16 @@ def _common_ideograph(char: str, language: str) -> bool:
         if len(raw) == 2 and first <= int.from_bytes(raw, "big") <= last:
             return True
     return False
+
+
+@lru_cache(maxsize=16384)
+def _common_syllable(char: str) -> bool:
+    """Whether the Hangul syllable is one of KS X 1001's 2,350 (EUC-KR proper; CP949 adds the
+    other 8,822, which text hardly uses)."""
+    try:
+        return len(char.encode("euc_kr")) == 2  # others come out as 8-byte jamo sequences
+    except UnicodeEncodeError:
+        return False
 
 
 @dataclass(slots=True)
@@ -747,12 +804,14 @@ def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
     alphabets = {"Latin" if c.isascii() else _script(c) for c in word if c.isalpha()} & _ALPHABETS
     if len(alphabets) > 1:
         return f"a word mixing {' and '.join(sorted(alphabets))} letters ({word[:40]!r})"
-    previous = ""
+    previous = before = ""
     run = 0
     for index, char in enumerate(word):
-        if char.isupper() and previous.islower() and not (char.isascii() and previous.isascii()):
-            reading.flaw("case flips inside words", previous + char)
-        previous = char
+        if not (char.isascii() and previous.isascii()) and (
+            (char.isupper() and previous.islower()) or (char.islower() and previous.isupper() and before.isupper())
+        ):
+            reading.flaw("case flips inside words", before + previous + char)
+        before, previous = previous, char
         if char.isascii():
             continue
         script = _script(char)
@@ -770,6 +829,8 @@ def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
     medial = [c for c in word[:-1] if c in _WORD_FINAL]
     if medial and word[-1] not in _WORD_FINAL:
         reading.flaw("word-final letters inside words", word[:40], len(medial))
+    if alphabets == {"Cyrillic"} and word[0] in "ьъыЬЪЫ":
+        reading.doubt("Cyrillic words starting with ь, ъ or ы", word[:40])
     if len(alphabets) == 1 and len(word) >= 2:
         (alphabet,) = alphabets
         tally.words[alphabet] = tally.words.get(alphabet, 0) + 1
@@ -784,10 +845,13 @@ def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
 def _judge(reading: Reading, text: str, tally: _Tally) -> None:
     """Add the flaws and doubts that need the whole sample's tally."""
     latin = sum(k for c, k in tally.letters.items() if _script(c) == "Latin")
-    if latin >= MIN_ACCENTED and latin > MAX_ACCENT_SHARE * (latin + len(_ASCII_LETTERS.findall(text))):
+    ascii_letters = len(_ASCII_LETTERS.findall(text))
+    reading.letters = ascii_letters + sum(tally.scripts.values())
+    if latin >= MIN_ACCENTED and latin > MAX_ACCENT_SHARE * (latin + ascii_letters):
         reading.flaw("accented letters in Latin text", f"{latin} accented", 1)
     if reading.languages and tally.letters:
         _fit(reading, tally.letters, tally.singles)
+        _top_letters(reading, tally.letters)
     for script in _CASED:
         if tally.words.get(script, 0) >= 3 and not tally.titled.get(script):
             reading.doubt(f"no capitalised {script} word", "", 1)
@@ -802,7 +866,7 @@ def _judge(reading: Reading, text: str, tally: _Tally) -> None:
             break
     halfwidth = tally.scripts.get("HalfwidthKatakana", 0)
     if halfwidth:
-        reading.flaw("half-width katakana", next(c for c in text if _script(c) == "HalfwidthKatakana"), halfwidth)
+        reading.doubt("half-width katakana", next(c for c in text if _script(c) == "HalfwidthKatakana"), halfwidth)
     if not reading.flaws:
         mess = mess_ratio(text.translate(_FULLWIDTH_TO_ASCII), maximum_threshold=1.0)
         if mess > MAX_MESS:
@@ -838,6 +902,21 @@ def _fit(reading: Reading, letters: dict[str, int], singles: dict[str, int]) -> 
             reading.doubt("rare letters or lone letters", f"{best[3]} ({best_name})", best[1])
 
 
+def _top_letters(reading: Reading, letters: dict[str, int]) -> None:
+    """Doubt a non-Latin alphabet whose letters are seldom its language's most frequent ones."""
+    by_script: dict[str, dict[str, int]] = {}
+    for char, count in letters.items():
+        by_script.setdefault(_script(char), {})[char] = count
+    for script, found in by_script.items():
+        total = sum(found.values())
+        tops = [lang.top for lang in reading.languages if lang.script == script and lang.top]
+        if total < MIN_TOP_LETTERS or not tops:
+            continue
+        share = max(sum(found.get(c, 0) for c in top) for top in tops) / total
+        if share < MIN_TOP_SHARE:
+            reading.doubt(f"few of the most frequent {script} letters", f"{share:.0%}")
+
+
 def _ideograph_checks(reading: Reading, language: str, text: str, tally: _Tally) -> None:
     """Rare ideographs; Japanese without kana; Korean syllable statistics; Chinese frequency."""
     ideographs = tally.ideographs
@@ -847,13 +926,14 @@ def _ideograph_checks(reading: Reading, language: str, text: str, tally: _Tally)
     elif rare:
         reading.doubt("rare ideographs", "".join(rare), len(rare))
     scripts = tally.scripts
-    if language == "Japanese" and len(ideographs) >= MIN_IDEOGRAPHS and not (
+    if language == "Japanese" and len(ideographs) >= MIN_KANJI and not (
         scripts.get("Hiragana") or scripts.get("Katakana")
     ):
-        reading.flaw("Japanese without kana", "".join(ideographs[:6]))
+        reading.doubt("Japanese without kana", "".join(ideographs[:6]))
     if language == "Chinese" and len(ideographs) >= MIN_CHINESE:
         frequent = sum(1 for c in ideographs if c in _CHINESE_FREQUENT)
-        if frequent < max(1.0, MIN_FREQUENT_CHINESE * len(ideographs)):
+        most = sum(1 for c in ideographs if c in _CHINESE_MOST_FREQUENT)
+        if frequent < max(1.0, MIN_FREQUENT_CHINESE * len(ideographs)) or most < MIN_MOST_FREQUENT_CHINESE * len(ideographs):
             reading.doubt("few frequent Chinese characters", "".join(ideographs[:6]))
     if language == "Korean":
         syllables = [c for c in text if "\uac00" <= c <= "\ud7a3"]
@@ -861,9 +941,15 @@ def _ideograph_checks(reading: Reading, language: str, text: str, tally: _Tally)
             if ideographs:
                 reading.flaw("hanja without Hangul", "".join(ideographs[:6]))
             return
+        rare = [c for c in syllables if not _common_syllable(c)]
+        if len(rare) > max(1, MAX_RARE_IDEOGRAPHS * len(syllables)):
+            reading.flaw("rare Hangul syllables", "".join(rare[:6]), len(rare))
         frequent = sum(1 for c in syllables if c in _KOREAN_FREQUENT)
-        if frequent < max(1.0, MIN_FREQUENT_HANGUL * len(syllables)):
-            reading.flaw("rare Hangul syllables", "".join(syllables[:6]))
+        if frequent < MIN_FREQUENT_HANGUL * len(syllables):
+            if len(syllables) >= MIN_SYLLABLES:
+                reading.flaw("few frequent Hangul syllables", "".join(syllables[:6]))
+            else:
+                reading.doubt("few frequent Hangul syllables", "".join(syllables[:6]))
         if tally.hangul_run > MAX_HANGUL_RUN:
             reading.flaw("Hangul without spaces", f"{tally.hangul_run} syllables")
         if scripts.get("Jamo", 0) * 5 > len(syllables):
