@@ -304,9 +304,11 @@ is accepted only as the one flawless reading, without doubts: two ideographs (``
 another code page reads as four plausible Cyrillic letters, or four random bytes that read as two
 Hangul syllables, are too little to go on."""
 
-SAMPLE_CHARS = 32_768
-"""Characters of each reading examined: the lines with non-ASCII characters, evenly spread, up to
-this many. Bounds the cost on large files."""
+SAMPLE_CHARS = 8192
+"""Characters of each reading examined in a longer text: lines with non-ASCII characters from all
+over it (see :func:`_sample`). Bounds the cost on large files; the statistics need far fewer."""
+
+SAMPLE_PARTS = 32
 
 _WORD_FINAL = frozenset("ךםןףץ" "ةى")
 """Letters written only at the end of a word: the Hebrew final forms, Arabic taa marbuta and alif
@@ -320,6 +322,7 @@ _CHINESE_FREQUENT = frozenset(COMMON_CHINESE_CHARACTERS)
 _CHINESE_MOST_FREQUENT = frozenset(COMMON_CHINESE_CHARACTERS[:100])
 _GREEK_ACCENTS = frozenset("άέήίόύώΐΰ")
 _TOKEN = re.compile(r"\S*[^\x00-\x7f]\S*")
+_NON_ASCII_LINE = re.compile(r"[^\n]*[^\x00-\x7f][^\n]*")
 _ASCII_LETTERS = re.compile(r"[A-Za-z]")
 
 
@@ -654,21 +657,21 @@ def _kind(char: str) -> str:
 
 
 def _sample(text: str) -> str:
-    """The lines of ``text`` with non-ASCII characters, evenly spread, up to :data:`SAMPLE_CHARS`."""
+    """``text``, or when longer than :data:`SAMPLE_CHARS`, lines of it with non-ASCII characters,
+    taken from the start of each of :data:`SAMPLE_PARTS` equal parts, up to that many in all."""
     if len(text) <= SAMPLE_CHARS:
         return text
-    lines = [line for line in text.split("\n") if not line.isascii()]
-    total = sum(len(line) + 1 for line in lines)
-    step = max(1.0, total / SAMPLE_CHARS)  # in lines: keep one line in every `step`
-    chosen: list[str] = []
-    size = 0
-    position = 0.0
-    while position < len(lines) and size < SAMPLE_CHARS:
-        line = lines[int(position)][:SAMPLE_CHARS]
-        chosen.append(line)
-        size += len(line) + 1
-        position += step
-    return "\n".join(chosen)
+    share = SAMPLE_CHARS // SAMPLE_PARTS
+    step = len(text) // SAMPLE_PARTS
+    pieces: list[str] = []
+    for part in range(SAMPLE_PARTS):
+        size = 0
+        for match in _NON_ASCII_LINE.finditer(text, part * step, (part + 1) * step):
+            pieces.append(match.group()[: share - size])
+            size += len(pieces[-1]) + 1
+            if size >= share:
+                break
+    return "\n".join(pieces)
 
 
 _LEVEL_ONE: dict[str, tuple[tuple[str, int, int], ...]] = {
