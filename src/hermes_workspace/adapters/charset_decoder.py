@@ -308,6 +308,24 @@ MIN_ARABIC_WORDS = 5
 doubted: the article is in most sentences, and its two letters are among the most frequent; Arabic
 bytes read with the other Arabic code page lose it."""
 
+MIN_UTF8_SHARE = 0.9
+MIN_UTF8_SEQUENCES = 3
+"""Bytes that are not UTF-8 but hold at least :data:`MIN_UTF8_SEQUENCES` well-formed UTF-8
+sequences covering this share of their bytes >= 0x80 are refused as mixed or damaged UTF-8: every
+legacy reading of them is mojibake somewhere (``rÃ©union``). Legacy text reaches 0.75 by chance
+on a short CJK line, about half on longer ones."""
+
+MIN_SCRIPT_LETTERS = 3
+"""Non-ASCII letters of a second alphabet (Arabic in French text, which windows-1256 can hold)
+under which they are doubted: one or two are more likely bytes of something else."""
+
+ENGLISH_WORDS = frozenset("the and of to is are was with for that this it you not be on as by".split())
+MIN_ENGLISH_WORDS = 3
+"""English function words: a reading holding :data:`MIN_ENGLISH_WORDS` different ones, with
+accented Latin letters not decoded as windows-1252 or ISO-8859-15, is doubted. English text with
+a ``naïve`` or a ``café`` comes from the Western code pages; read as windows-1250 it turns the
+French letters into Czech ones (``naďve``)."""
+
 MIN_EVIDENCE = 10
 """Letters (ASCII included; an ideograph is a letter) from which doubts count. Under it, a reading
 is accepted only as the one flawless reading, without doubts: two ideographs (``此致``) that
@@ -334,6 +352,7 @@ _GREEK_ACCENTS = frozenset("άέήίόύώΐΰ")
 _TOKEN = re.compile(r"\S*[^\x00-\x7f]\S*")
 _NON_ASCII_LINE = re.compile(r"[^\n]*[^\x00-\x7f][^\n]*")
 _ASCII_LETTERS = re.compile(r"[A-Za-z]")
+_ASCII_WORD = re.compile(r"\b[A-Za-z]+\b")
 
 
 # -- readings --------------------------------------------------------------------------------------
@@ -383,7 +402,8 @@ class CharsetDecoder:
     removed (FF FE 00 00 that is not valid UTF-32 is tried as UTF-16 LE); (2) without a UTF-16/32
     BOM, a NUL byte means binary; (3) strict UTF-8; (4) more than 1% control bytes (C0 other than
     tab, line feed, vertical tab, form feed, carriage return, escape, backspace and the DOS
-    end-of-file 0x1A) is refused as binary-like; (5) a declared encoding: PEP 263's
+    end-of-file 0x1A) is refused as binary-like, and mostly-UTF-8 bytes (:data:`MIN_UTF8_SHARE`)
+    as mixed or damaged; (5) a declared encoding: PEP 263's
     ``# -*- coding: koi8-r -*-`` in the first two lines, or ``<?xml ... encoding="..."?>`` /
     ``<meta charset=...>`` in the first :data:`MARKUP_PRESCAN` bytes (with the WHATWG label
     supersets), taken when it decodes strictly to a plausible reading that is flawless, or that
@@ -412,7 +432,9 @@ class CharsetDecoder:
       (:data:`MIN_GREEK_ACCENTED`); Arabic without the article (:data:`MIN_ARABIC_WORDS`); a few
       rare ideographs; Japanese without kana (:data:`MIN_KANJI`); few frequent Chinese characters
       (:data:`MIN_FREQUENT_CHINESE`, :data:`MIN_MOST_FREQUENT_CHINESE`); few frequent Hangul
-      syllables in a short text; half-width katakana.
+      syllables in a short text; half-width katakana; English text with accented letters outside
+      the Western code pages (:data:`ENGLISH_WORDS`); one or two letters of a second alphabet
+      (:data:`MIN_SCRIPT_LETTERS`).
 
     Decision: the flawless readings, ranked by their number of doubts. The first is the text when
     it is the only flawless reading and has no doubt, or when it has at least
@@ -426,7 +448,7 @@ class CharsetDecoder:
     Raises (from :meth:`decode`):
         BinaryContentError: NUL bytes without a UTF-16/32 BOM, or a BOM-decoded text containing
             U+0000.
-        DecodeError: invalid bytes after a BOM; control bytes beyond 1%; no flawless plausible
+        DecodeError: invalid bytes after a BOM; control bytes beyond 1%; mostly UTF-8; no flawless plausible
             reading; or ambiguous (the readings named, with a word where they differ).
     """
 
@@ -450,6 +472,13 @@ class CharsetDecoder:
             raise DecodeError(
                 f"{utf8_error}, and {controls} of its {len(data)} bytes are control characters: it looks binary",
                 hint="If it is text, convert it to UTF-8; otherwise add it to .hermesignore.",
+            )
+        sequences, share = _utf8_share(data)
+        if sequences >= MIN_UTF8_SEQUENCES and share >= MIN_UTF8_SHARE:
+            raise DecodeError(
+                f"{utf8_error}, though {share:.0%} of its non-ASCII bytes are UTF-8: it mixes UTF-8 with another "
+                "encoding, or is damaged",
+                hint="Re-save it as UTF-8 (fix the bytes at the position named), or add it to .hermesignore.",
             )
         readings = readings_of(data)
         declared = _declared(data, readings)
@@ -476,6 +505,22 @@ class CharsetDecoder:
         return text
 
 
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def _utf8_share(data: bytes) -> tuple[int, float]:
+    """The number of well-formed UTF-8 multi-byte sequences in ``data`` and the share of its
+    bytes >= 0x80 that they cover."""
+    high = len(data) - len(data.translate(None, _HIGH_BYTES))
+    covered = 0
+    count = 0
+    for match in _UTF8_SEQUENCE.finditer(data):
+        covered += len(match.group())
+        count += 1
+    return count, covered / high if high else 0.0
+
+
+_HIGH_BYTES = bytes(range(0x80, 0x100))
 _CONTROL_BYTES = bytes([*range(0x01, 0x08), 0x0E, 0x0F, *range(0x10, 0x1A), 0x1C, 0x1D, 0x1E, 0x1F])
 
 
@@ -880,6 +925,9 @@ def _judge(reading: Reading, text: str, tally: _Tally) -> None:
     if reading.languages and tally.letters:
         _fit(reading, tally.letters, tally.singles)
         _top_letters(reading, tally.letters)
+    alphabets = {script: count for script, count in tally.scripts.items() if script in _ALPHABETS}
+    if len(alphabets) > 1 and min(alphabets.values()) < MIN_SCRIPT_LETTERS:
+        reading.doubt("a few letters of another alphabet", min(alphabets, key=alphabets.__getitem__))
     for script in _CASED:
         if tally.words.get(script, 0) >= 3 and not tally.titled.get(script):
             reading.doubt(f"no capitalised {script} word", "", 1)
@@ -887,6 +935,10 @@ def _judge(reading: Reading, text: str, tally: _Tally) -> None:
         reading.doubt("Arabic without the article", "")
     if tally.greek_long >= 2 and tally.greek_accented < MIN_GREEK_ACCENTED * tally.greek_long:
         reading.doubt("Greek words without accents", f"{tally.greek_accented} of {tally.greek_long}", 1)
+    if latin and not {"cp1252", "iso8859_15"} & set(reading.encodings):
+        english = {word.lower() for word in _ASCII_WORD.findall(text)} & ENGLISH_WORDS
+        if len(english) >= MIN_ENGLISH_WORDS:
+            reading.doubt("English text in a non-Western code page", " ".join(sorted(english)[:4]))
     names = {language.name for language in reading.languages}
     for name in ("Japanese", "Chinese", "Korean"):
         if name in names:
