@@ -19,6 +19,7 @@ one process, no warm-up beyond the first sample. Results go to ``benchmarks/resu
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib.util
 import json
 import random
@@ -700,24 +701,38 @@ def _encoded(language: str, encoding: str, size: str, text: str, corpus: str) ->
 def negatives() -> Iterator[Sample]:
     """Inputs with no right reading: random high bytes, binary-ish bytes without NUL, UTF-8 with
     a stray legacy byte, and two legacy encodings in one file."""
-    for seed, count in [(1, 4), (2, 16), (3, 64), (4, 300), (5, 4096)]:
+    sizes = [(1, 4), (2, 16), (3, 64), (4, 300), (5, 4096)]
+    sizes += [(seed, (8, 32, 128, 1024)[seed % 4]) for seed in range(100, 140)]
+    for seed, count in sizes:
         rng = random.Random(seed)
-        yield Sample("random 0x80-0xff", "-", f"{count} B", bytes(rng.randrange(0x80, 0x100) for _ in range(count)), None)
+        data = bytes(rng.randrange(0x80, 0x100) for _ in range(count))
+        yield Sample("random 0x80-0xff", "-", f"{count} B", data, None)
+    for seed in range(200, 210):
+        # Printable ASCII and high bytes in equal parts, no control bytes.
+        rng = random.Random(seed)
+        data = bytes(rng.randrange(0x20, 0x7F) if rng.random() < 0.5 else rng.randrange(0x80, 0x100) for _ in range(256))
+        yield Sample("ascii + 50% high bytes", "-", "256 B", data, None)
     for seed, count in [(6, 64), (7, 300), (8, 4096)]:
         rng = random.Random(seed)
         yield Sample("random 0x01-0xff", "-", f"{count} B", bytes(rng.randrange(1, 0x100) for _ in range(count)), None)
     for seed, count in [(9, 300), (10, 4096)]:
         # Mostly printable ASCII with a tenth of high bytes: the texture of a packed binary format.
         rng = random.Random(seed)
-        data = bytes(rng.randrange(0x80, 0x100) if rng.random() < 0.1 else rng.randrange(0x20, 0x7F) for _ in range(count))
+        data = bytes(
+            rng.randrange(0x80, 0x100) if rng.random() < 0.1 else rng.randrange(0x20, 0x7F) for _ in range(count)
+        )
         yield Sample("ascii + 10% high bytes", "-", f"{count} B", data, None)
     for language, legacy, stray in [("french", "cp1252", "Voilà, café"), ("russian", "cp1251", "Привет"),
                                     ("german", "cp1252", "Grüße")]:
         lines = TEXTS[language][1]
         data = ("\n".join(lines[:4]) + "\n").encode() + stray.encode(legacy) + b"\n"
         yield Sample(f"utf-8 + stray {legacy}", "-", "5 lines", data, None)
-    for first, second in [(("russian", "cp1251"), ("german", "cp1252")), (("japanese", "shift_jis"), ("chinese-simplified", "gb18030")),
-                          (("polish", "cp1250"), ("greek", "cp1253"))]:
+    pairs = [
+        (("russian", "cp1251"), ("german", "cp1252")),
+        (("japanese", "shift_jis"), ("chinese-simplified", "gb18030")),
+        (("polish", "cp1250"), ("greek", "cp1253")),
+    ]
+    for first, second in pairs:
         data = b"".join(("\n".join(TEXTS[lang][1][:2]) + "\n").encode(enc) for lang, enc in (first, second))
         yield Sample(f"{first[1]} + {second[1]}", "-", "4 lines", data, None)
 
@@ -745,6 +760,33 @@ def run(decode: Callable[[bytes], str], corpus: list[Sample]) -> list[Outcome]:
         right = sample.text is not None and text == sample.text
         outcomes.append(Outcome(sample, "correct" if right else "wrong", seconds, "" if right else text[:80]))
     return outcomes
+
+
+MISLEADING_HINTS = ("cp1252", "cp1250", "cp1251", "koi8_r", "cp1253", "shift_jis", "gb18030", "euc_kr")
+
+
+def hint_effect(corpus: list[Sample]) -> dict[str, dict[str, int]]:
+    """What the ``hint`` keyword does on the positive samples: with the right encoding as the hint
+    (a folder of files of one encoding), and with each of :data:`MISLEADING_HINTS` that is not the
+    sample's encoding (a wrong sibling), counts of correct, refused and wrong results."""
+    from hermes_workspace.adapters.charset_decoder import CharsetDecoder
+
+    decoder = CharsetDecoder()
+    effect: dict[str, Counter[str]] = {"right hint": Counter(), "wrong hint": Counter()}
+    for sample in corpus:
+        if sample.text is None:
+            continue
+        hints = [("right hint", sample.encoding)]
+        own = codecs.lookup(sample.encoding).name
+        hints += [("wrong hint", h) for h in MISLEADING_HINTS if codecs.lookup(h).name != own]
+        for label, hint in hints:
+            try:
+                text = decoder.decode(sample.data, hint=hint)
+            except (DecodeError, BinaryContentError):
+                effect[label]["refused"] += 1
+                continue
+            effect[label]["correct" if text == sample.text else "wrong"] += 1
+    return {label: dict(counts) for label, counts in effect.items()}
 
 
 def load_decoder(revision: str | None) -> Callable[[bytes], str]:
@@ -867,6 +909,9 @@ def main(argv: list[str] | None = None) -> int:
                 if args.show == "all" or o.result == args.show:
                     s = o.sample
                     print(f"  {o.result:8} {s.language}/{s.encoding}/{s.size}: {o.detail[:150]!r}")
+    hints = hint_effect(corpus)
+    results["hints"] = hints
+    print("\nhint (after):", ", ".join(f"{label}: {counts}" for label, counts in hints.items()))
     print("\nby language (after): correct/refused/wrong")
     after = results["after"]
     assert isinstance(after, dict)
@@ -874,7 +919,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {key:<42}{row.get('correct', 0):>4}{row.get('refused', 0):>4}{row.get('wrong', 0):>4}")
     if not args.no_save:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        from benchmarks import common
+
+        payload = {"benchmark": "encodings", "machine": common.machine_info(), **results}
+        RESULTS.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
     return 0
 
 
