@@ -710,7 +710,9 @@ def negatives() -> Iterator[Sample]:
     for seed in range(200, 210):
         # Printable ASCII and high bytes in equal parts, no control bytes.
         rng = random.Random(seed)
-        data = bytes(rng.randrange(0x20, 0x7F) if rng.random() < 0.5 else rng.randrange(0x80, 0x100) for _ in range(256))
+        data = bytes(
+            rng.randrange(0x20, 0x7F) if rng.random() < 0.5 else rng.randrange(0x80, 0x100) for _ in range(256)
+        )
         yield Sample("ascii + 50% high bytes", "-", "256 B", data, None)
     for seed, count in [(6, 64), (7, 300), (8, 4096)]:
         rng = random.Random(seed)
