@@ -1,7 +1,9 @@
 """The Decoder contract, run against the fake (strict UTF-8 only) and CharsetDecoder.
 
-What both promise: UTF-8 round trips, a UTF-8 byte-order mark is removed, NUL bytes are binary, and
-whatever else happens the output never holds a U+FFFD that the bytes did not encode. Whether
+What both promise: UTF-8 round trips, a UTF-8 byte-order mark is removed, NUL bytes are binary,
+the optional ``hint`` keyword is accepted and changes none of that, any bytes give text or a
+``WorkspaceError`` (never another exception), and whatever else happens the output never holds a
+U+FFFD that the bytes did not encode. Whether
 non-UTF-8 text is decoded (CharsetDecoder) or refused (the fake) is adapter-specific:
 tests/unit/test_charset_decoder.py.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_workspace.adapters.charset_decoder import CharsetDecoder
@@ -102,3 +104,34 @@ def test_non_utf8_is_refused_or_decoded_without_replacement_characters(decoder: 
     else:
         assert "\ufffd" not in text
         assert isinstance(text, str)
+
+
+HINTS = [None, "cp1252", "koi8_r", "shift_jis", "no-such-codec"]
+
+
+@pytest.mark.parametrize("hint", HINTS)
+def test_a_hint_does_not_change_utf8_or_binary(decoder: Decoder, hint: str | None) -> None:
+    assert decoder.decode("café naïve 日本語\n".encode(), hint=hint) == "café naïve 日本語\n"
+    assert decoder.decode(b"\xef\xbb\xbfhello\n", hint=hint) == "hello\n"
+    with pytest.raises(BinaryContentError):
+        decoder.decode(b"caf\xe9\x00", hint=hint)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=300), hint=st.sampled_from(HINTS))
+def test_any_bytes_give_text_or_a_workspace_error(data: bytes, hint: str | None) -> None:
+    for decoder_class in DECODERS.values():
+        try:
+            text = decoder_class().decode(data, hint=hint)
+        except WorkspaceError as exc:
+            assert exc.code in ("encoding_error", "binary_content")
+            continue
+        assert isinstance(text, str)
+        if "\ufffd" in text:
+            assert any(form in data for form in REPLACEMENT_CHARACTER_FORMS)
+
+
+REPLACEMENT_CHARACTER_FORMS = [
+    "\ufffd".encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "gb18030")
+]
+"""U+FFFD as bytes in every encoding a decoder may read it from."""

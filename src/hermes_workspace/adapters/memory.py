@@ -117,9 +117,10 @@ def _always_excluded(path: Path, root: Path) -> ExcludedPath | None:
 
 class Utf8Decoder:
     """A :class:`~hermes_workspace.domain.ports.Decoder` that accepts strict UTF-8 only (a BOM is
-    removed); NUL bytes raise :class:`BinaryContentError`, anything else :class:`DecodeError`."""
+    removed); NUL bytes raise :class:`BinaryContentError`, anything else :class:`DecodeError`.
+    ``hint`` is accepted and ignored."""
 
-    def decode(self, data: bytes) -> str:
+    def decode(self, data: bytes, *, hint: str | None = None) -> str:
         if b"\x00" in data:
             raise BinaryContentError("file contains NUL bytes")
         try:

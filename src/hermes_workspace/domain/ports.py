@@ -57,8 +57,11 @@ class FileSource(Protocol):
 class Decoder(Protocol):
     """Turns file bytes into text without loss."""
 
-    def decode(self, data: bytes) -> str:
-        """Decoded text, without a byte-order mark.
+    def decode(self, data: bytes, *, hint: str | None = None) -> str:
+        """Decoded text, without a byte-order mark. ``hint``: an encoding name (a Python codec
+        alias) the caller expects, e.g. what the other files of the folder were read with; a
+        decoder may use it to choose between equally plausible readings, never to accept bytes it
+        would otherwise refuse as not text.
 
         Raises:
             BinaryContentError: the bytes look binary (a NUL byte and no UTF-16/32 BOM).
