@@ -28,6 +28,7 @@ from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
 from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
+from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.ports import Embedder, Reranker, VectorIndex
 
 
@@ -84,17 +85,29 @@ def auto_index_workers() -> int:
     return min(MAX_INDEX_WORKERS, available_cpus())
 
 
+WORKERS_LIMIT = 64
+"""Most worker processes one index run may ask for: each one holds its own chunkers (tens of MB)
+and the single writer is saturated long before (see :data:`MAX_INDEX_WORKERS`)."""
+
+
 def index_workers(default: int = 1) -> int:
-    """Workers from :data:`INDEX_WORKERS_ENV` (a number, or ``auto``), else ``default``."""
+    """Workers from :data:`INDEX_WORKERS_ENV` (a whole number from 1 to :data:`WORKERS_LIMIT`, or
+    ``auto``), else ``default`` when it is unset or empty.
+
+    Raises:
+        ConfigError: the variable holds anything else (``abc``, ``0``, ``2.5``).
+    """
     value = os.environ.get(INDEX_WORKERS_ENV, "").strip().lower()
+    if not value:
+        return default
     if value == "auto":
         return auto_index_workers()
-    if value:
-        try:
-            return max(1, int(value))
-        except ValueError:
-            pass
-    return default
+    if value.isdecimal() and 1 <= int(value) <= WORKERS_LIMIT:
+        return int(value)
+    raise ConfigError(
+        f"{INDEX_WORKERS_ENV} must be a whole number from 1 to {WORKERS_LIMIT} or 'auto', got {value!r}",
+        hint=f"Unset it, or set e.g. {INDEX_WORKERS_ENV}=2 (1: no worker processes).",
+    )
 
 
 def make_index_pool(workers: int) -> ProcessTaskPool | None:

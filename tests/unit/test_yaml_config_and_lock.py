@@ -102,7 +102,6 @@ def test_layout_without_folders_creates_only_the_index_dir(tmp_path: Path) -> No
 EDGE_CONFIG = """\
 base: &base
   recursive: true
-  tag: x
 knowledgebase:
   roots:
     - <<: *base

@@ -22,6 +22,12 @@ MAX_FILE_MB_LIMIT = 1_000_000.0
 """Upper bound of ``max_file_mb`` (a terabyte): larger values overflow byte counts."""
 MAX_DEFAULT_LIMIT = 10_000
 """Upper bound of ``default_limit``, the same as the largest ``--limit``."""
+MAX_CHUNK_SIZE = 100_000
+"""Upper bound of ``chunk_size`` in words: a chunk of 100,000 words (about 800 KB of text) is
+already a whole book chapter; larger values are typos (``5120000``) that would make every hit
+the whole file."""
+MAX_THRESHOLD = 10_000_000
+"""Upper bound of ``threshold`` in words (a 10,000,000-word file is about 80 MB of text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,12 +209,17 @@ class WorkspaceConfig:
         data = data or {}
         if not isinstance(data, Mapping):
             raise ConfigError("config.yaml must hold a mapping at the top level")
+        _check_top_level(data)
         ws = _section(data, "workspace")
         kb = _section(data, "knowledgebase")
-        _check_section_names(kb)
+        _check_keys(ws, "workspace")
+        _check_keys(kb, "knowledgebase")
         chunking = _section(kb, "chunking", prefix="knowledgebase.")
         indexing = _section(kb, "indexing", prefix="knowledgebase.")
         search = _section(kb, "search", prefix="knowledgebase.")
+        _check_keys(chunking, "knowledgebase.chunking")
+        _check_keys(indexing, "knowledgebase.indexing")
+        _check_keys(search, "knowledgebase.search")
 
         enabled = _bool(ws, "enabled", True, "workspace.enabled")
         raw_path = ws.get("path") or ""
@@ -222,14 +233,20 @@ class WorkspaceConfig:
         max_file_mb = _number(indexing, "max_file_mb", c.DEFAULT_MAX_FILE_MB, "knowledgebase.indexing.max_file_mb")
         default_limit = _int(search, "default_limit", c.DEFAULT_SEARCH_LIMIT, "knowledgebase.search.default_limit")
 
-        if chunk_size <= 0:
-            raise ConfigError(f"knowledgebase.chunking.chunk_size must be > 0, got {chunk_size}")
+        if not 0 < chunk_size <= MAX_CHUNK_SIZE:
+            raise ConfigError(
+                f"knowledgebase.chunking.chunk_size must be > 0 and <= {MAX_CHUNK_SIZE}, got {chunk_size}",
+                hint=f"chunk_size counts words; the default is {c.DEFAULT_CHUNK_SIZE}.",
+            )
         if overlap < 0 or overlap >= chunk_size:
             raise ConfigError(
                 f"knowledgebase.chunking.overlap must be >= 0 and < chunk_size ({chunk_size}), got {overlap}"
             )
-        if threshold < 0:
-            raise ConfigError(f"knowledgebase.chunking.threshold must be >= 0, got {threshold}")
+        if not 0 <= threshold <= MAX_THRESHOLD:
+            raise ConfigError(
+                f"knowledgebase.chunking.threshold must be >= 0 and <= {MAX_THRESHOLD}, got {threshold}",
+                hint="threshold counts words: files of at most this many words are one chunk.",
+            )
         if not 0 < max_file_mb <= MAX_FILE_MB_LIMIT:
             raise ConfigError(
                 f"knowledgebase.indexing.max_file_mb must be > 0 and <= {MAX_FILE_MB_LIMIT}, got {max_file_mb}"
@@ -329,61 +346,78 @@ def _choice(data: Mapping[str, Any], key: str, default: str, name: str, choices:
 
 
 _SECTION_KEYS: dict[str, frozenset[str]] = {
-    "embedder": frozenset(
+    "workspace": frozenset({"enabled", "path"}),
+    "knowledgebase": frozenset({"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker"}),
+    "knowledgebase.roots[]": frozenset({"path", "recursive"}),
+    "knowledgebase.chunking": frozenset({"chunk_size", "overlap", "threshold"}),
+    "knowledgebase.indexing": frozenset({"max_file_mb"}),
+    "knowledgebase.search": frozenset({"default_limit"}),
+    "knowledgebase.embedder": frozenset(
         {"provider", "model", "batch_size", "base_url", "api_key_env", "dimensions", "timeout_s", "consent", "quantize"}
     ),
-    "retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k"}),
-    "reranker": frozenset({"provider", "model", "top_n", "deadline_ms"}),
+    "knowledgebase.retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k"}),
+    "knowledgebase.reranker": frozenset({"provider", "model", "top_n", "deadline_ms"}),
 }
-"""Keys of the sections this version reads; any other key is a typo that would silently fall back
-to a default (``modle:``), so it is an error."""
+"""The keys of each section this version reads (``knowledgebase.roots[]``: of one root entry).
+Any other key in these sections is an error: a typo (``recusive: true``, ``modle:``) would
+otherwise fall back to a default in silence. Other top-level sections of config.yaml belong to the
+application sharing the file and are left alone."""
 
-_MOVED_KEYS = {
-    "fused_top_k": "the reranker reorders knowledgebase.reranker.top_n fused hits",
-    "final_top_k": "the number of hits returned is knowledgebase.search.default_limit",
+_NOT_IN_THIS_VERSION = {
+    "knowledgebase.retriever.fused_top_k": "the reranker reorders knowledgebase.reranker.top_n fused hits",
+    "knowledgebase.retriever.final_top_k": "the number of hits returned is knowledgebase.search.default_limit",
+    "knowledgebase.max_file_mb": "this version reads knowledgebase.indexing.max_file_mb",
+    "knowledgebase.retrieval_mode": "turn-by-turn injection is not part of this version; searches are explicit",
+    "knowledgebase.auto_index": "this version indexes when `hermes-workspace index` runs",
+    "knowledgebase.watch_for_changes": "this version indexes when `hermes-workspace index` runs",
+    "knowledgebase.chunking.tokenizer": "chunk sizes are counted in words",
 }
-"""Keys of seed 001's retriever section that live elsewhere here."""
+"""Keys of the specifications (seed 000, seed 001) that this version does not read, with what to
+do instead: an error that explains beats a setting that silently does nothing."""
 
 
-_KNOWLEDGEBASE_SECTIONS = ("roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker")
-
-
-def _check_section_names(kb: Mapping[str, Any]) -> None:
-    """A near-miss of a section name (``embeder:``) would leave the whole section unread; other
-    keys (the spec's ``retrieval_mode``, ``auto_index``...) are left to the parts that read them."""
-    import difflib
-
-    for key in kb:
-        if key in _KNOWLEDGEBASE_SECTIONS or not isinstance(key, str):
-            continue
-        close = difflib.get_close_matches(key, _KNOWLEDGEBASE_SECTIONS, n=1, cutoff=0.8)
-        if close:
-            raise ConfigError(
-                f"unknown section knowledgebase.{key}", hint=f"Did you mean knowledgebase.{close[0]}?"
-            )
-
-
-def _check_keys(data: Mapping[str, Any], section: str) -> None:
+def _check_keys(data: Mapping[str, Any], section: str, *, name: str | None = None) -> None:
+    """Raise :class:`ConfigError` for the first key of ``data`` that ``section`` does not know,
+    with a "did you mean" when a known key is close. ``name`` is how the section is written in
+    messages (``knowledgebase.roots[2]``), default ``section``."""
     import difflib
 
     known = _SECTION_KEYS[section]
+    where = name or section
     for key in data:
         if key in known:
             continue
-        name = f"knowledgebase.{section}.{key}"
-        if key in _MOVED_KEYS:
-            raise ConfigError(f"{name} is not a setting of this version", hint=f"Remove it: {_MOVED_KEYS[key]}.")
-        close = difflib.get_close_matches(str(key), sorted(known), n=1)
-        suggestion = f"Did you mean {close[0]}? " if close else ""
+        dotted = f"{where}.{key}"
+        moved = _NOT_IN_THIS_VERSION.get(f"{section}.{key}")
+        if moved is not None:
+            raise ConfigError(f"{dotted} is not a setting of this version", hint=f"Remove it: {moved}.")
+        close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+        suggestion = f"Did you mean {where}.{close[0]}? " if close else ""
         raise ConfigError(
-            f"unknown setting {name}",
-            hint=f"{suggestion}Known keys of knowledgebase.{section}: {', '.join(sorted(known))}.",
+            f"unknown setting {dotted}",
+            hint=f"{suggestion}Known keys of {where}: {', '.join(sorted(known))}.",
         )
+
+
+_TOP_LEVEL_SECTIONS = ("workspace", "knowledgebase")
+
+
+def _check_top_level(data: Mapping[str, Any]) -> None:
+    """A near-miss of ``workspace`` or ``knowledgebase`` (``knowlegebase:``) would leave the whole
+    section unread; other top-level keys belong to the application sharing the file."""
+    import difflib
+
+    for key in data:
+        if not isinstance(key, str) or key in _TOP_LEVEL_SECTIONS:
+            continue
+        close = difflib.get_close_matches(key.lower(), _TOP_LEVEL_SECTIONS, n=1, cutoff=0.8)
+        if close:
+            raise ConfigError(f"unknown section {key}", hint=f"Did you mean {close[0]}?")
 
 
 def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
     p = "knowledgebase.embedder."
-    _check_keys(data, "embedder")
+    _check_keys(data, "knowledgebase.embedder")
     provider = _choice(data, "provider", "none", p + "provider", EMBEDDER_PROVIDERS)
     batch_size = _int(data, "batch_size", 32, p + "batch_size")
     dimensions = _int(data, "dimensions", 0, p + "dimensions")
@@ -435,7 +469,7 @@ def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
 
 def _retriever(data: Mapping[str, Any]) -> RetrieverConfig:
     p = "knowledgebase.retriever."
-    _check_keys(data, "retriever")
+    _check_keys(data, "knowledgebase.retriever")
     mode = _choice(data, "mode", "auto", p + "mode", RETRIEVAL_MODES)
     values = {}
     for key, default in (("sparse_top_k", 40), ("dense_top_k", 40)):
@@ -450,7 +484,7 @@ def _retriever(data: Mapping[str, Any]) -> RetrieverConfig:
 
 def _reranker(data: Mapping[str, Any]) -> RerankerConfig:
     p = "knowledgebase.reranker."
-    _check_keys(data, "reranker")
+    _check_keys(data, "knowledgebase.reranker")
     provider = _choice(data, "provider", "none", p + "provider", RERANKER_PROVIDERS)
     top_n = _int(data, "top_n", 20, p + "top_n")
     deadline_ms = _int(data, "deadline_ms", 2_000, p + "deadline_ms")
@@ -483,6 +517,7 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
                 f"knowledgebase.roots[{i}] must be a mapping with a non-empty 'path', got {item!r}",
                 hint="Each root looks like {path: /abs/dir, recursive: false}.",
             )
+        _check_keys(item, "knowledgebase.roots[]", name=f"knowledgebase.roots[{i}]")
         recursive = _bool(item, "recursive", False, f"knowledgebase.roots[{i}].recursive")
         path = normalize_root_path(item["path"], base_dir)
         if all(r.path != path for r in roots):

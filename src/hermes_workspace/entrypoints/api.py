@@ -25,7 +25,7 @@ from typing import Any
 from dependency_injector import providers
 
 from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
-from hermes_workspace.container import Container, build_container, make_index_pool
+from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
 from hermes_workspace.domain.errors import IndexNotFoundError, UsageError
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
@@ -187,8 +187,8 @@ class Workspace:
                 f"{type(progress).__name__} {progress!r:.60}"
             )
         _check_type("workers", workers, (int, type(None)))
-        if workers is not None and workers < 1:
-            raise UsageError(f"workers must be >= 1 (1: no worker processes), got {workers}")
+        if workers is not None and not 1 <= workers <= WORKERS_LIMIT:
+            raise UsageError(f"workers must be >= 1 and <= {WORKERS_LIMIT} (1: no worker processes), got {workers}")
         if workers is None or self._container.index_pool.overridden:
             return self._container.index_workspace().execute(sink)
         with self._container.index_pool.override(providers.Object(make_index_pool(workers))):

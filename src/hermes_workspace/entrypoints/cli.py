@@ -127,8 +127,10 @@ def index_command(*, workers: int | None = None) -> _Output:
     from hermes_workspace.adapters.rich_progress import RichProgressSink
 
     progress = NullProgressSink() if _options.quiet else RichProgressSink(Console(stderr=True))
+    if workers is None:
+        workers = index_workers(default=auto_index_workers())
     with _workspace() as ws:
-        summary = ws.index(progress=progress, workers=workers or index_workers(default=auto_index_workers()))
+        summary = ws.index(progress=progress, workers=workers)
     if summary.semantic is not None and summary.semantic.error is not None:
         import structlog
 
