@@ -13,7 +13,7 @@ from hermes_workspace.adapters.process_pool import ProcessTaskPool
 from hermes_workspace.container import build_container
 
 
-@pytest.mark.parametrize(("value", "workers"), [("1", None), ("0", None), ("3", 3), ("auto", "cpus"), ("two", None)])
+@pytest.mark.parametrize(("value", "workers"), [("1", None), ("", None), ("3", 3), ("auto", "cpus")])
 def test_the_number_of_workers_comes_from_the_environment(
     home: Path, monkeypatch: pytest.MonkeyPatch, value: str, workers: object
 ) -> None:
@@ -25,6 +25,17 @@ def test_the_number_of_workers_comes_from_the_environment(
     else:
         assert isinstance(pool, ProcessTaskPool)
         assert pool.workers == (2 if workers == "cpus" else workers)
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
+def test_a_bad_number_of_workers_in_the_environment_is_a_config_error(
+    home: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    from hermes_workspace.domain.errors import ConfigError
+
+    monkeypatch.setenv("HERMES_INDEX_WORKERS", value)
+    with pytest.raises(ConfigError, match="HERMES_INDEX_WORKERS"):
+        build_container(home).index_pool()
 
 
 def test_one_cpu_means_no_worker_processes(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

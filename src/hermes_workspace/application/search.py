@@ -410,6 +410,10 @@ def _literals(query: Query) -> list[str]:
 
 
 def _exact_first(hits: list[SearchHit], literals: list[str]) -> list[SearchHit]:
+    """``hits`` with ``exact_matches`` set (how many of ``literals`` each one's content holds as
+    whole identifiers), ordered by it, most first; a stable sort, so the order by ``score`` holds
+    within each group. The order is thus ``(exact_matches desc, score desc)``: the documented
+    key that makes a lower score above a higher one explainable."""
     # Whole identifiers only: `read_file` must not match inside `thread_file` or `_read_files`.
     patterns = [re.compile(rf"(?<!\w){re.escape(literal)}(?!\w)") for literal in literals]
 
@@ -417,8 +421,8 @@ def _exact_first(hits: list[SearchHit], literals: list[str]) -> list[SearchHit]:
         text = hit.content.casefold()
         return sum(1 for pattern in patterns if pattern.search(text))
 
-    # sorted() is stable: BM25 order is kept within each group.
-    return sorted(hits, key=lambda h: -exact_matches(h))
+    counted = [replace(hit, exact_matches=exact_matches(hit)) for hit in hits]
+    return sorted(counted, key=lambda h: -(h.exact_matches or 0))
 
 
 def _absolute_prefix(path: str | None) -> str | None:

@@ -196,6 +196,13 @@ class SearchHit:
     retriever did not return it), ``similarity`` (cosine, -1..1), ``fused_score`` (RRF) and
     ``rerank_score``. In the JSON they are all present (``null`` where unset) as soon as one is
     set, all absent otherwise.
+
+    Order: hits are sorted by ``score``, best first, except for two documented keys that come
+    before it. ``exact_matches`` is set (and in the JSON) when the query holds identifiers typed
+    whole (``read_file``, ``json.loads``): how many of them the chunk contains exactly; hits are
+    then ordered by ``exact_matches`` first, then ``score``. With a reranker, the hits it scored
+    (``rerank_score`` set, their ``score`` is that score) come before the others, which keep the
+    fused order and score.
     """
 
     path: Path
@@ -212,6 +219,7 @@ class SearchHit:
     similarity: float | None = None
     fused_score: float | None = None
     rerank_score: float | None = None
+    exact_matches: int | None = None
 
     @property
     def key(self) -> tuple[Path, int]:
@@ -220,10 +228,13 @@ class SearchHit:
 
     def to_json(self) -> dict[str, Any]:
         """The flat JSON object of seed 000: path, line_start, line_end, section, chunk_index,
-        score, tokens, modified, content; plus the provenance fields that are set."""
+        score, tokens, modified, content; plus ``exact_matches`` and the provenance fields when
+        they are set."""
         data = asdict(self)
         data["path"] = str(self.path)
         data["score"] = round(self.score, 6)
+        if data["exact_matches"] is None:
+            del data["exact_matches"]
         if all(data[name] is None for name in _PROVENANCE):
             for name in _PROVENANCE:
                 del data[name]
