@@ -12,8 +12,9 @@ from typing import Any
 
 import apsw
 
-from hermes_workspace.domain.errors import StoreError, StoreUnusableError, WorkspaceError
+from hermes_workspace.domain.errors import StoreError, StoreUnusableError, UsageError, WorkspaceError
 from hermes_workspace.domain.globs import compile_glob
+from hermes_workspace.domain.paths import display_name, from_storage, to_storage
 
 GLOB_FUNCTION = "hermes_glob"
 """The SQL function ``hermes_glob(pattern, path)``: 1 when ``path`` passes the glob ``pattern``
@@ -23,8 +24,33 @@ GLOB_FUNCTION = "hermes_glob"
 
 def _glob_matches(pattern: str, path: str) -> bool:
     # compile_glob is cached: one parse per pattern, then one regex match per call. SQLite
-    # receives the bool as the integer 1 or 0.
-    return compile_glob(pattern).matches(path)
+    # receives the bool as the integer 1 or 0. Paths are stored in to_storage form.
+    return compile_glob(from_storage(pattern)).matches(from_storage(path))
+
+
+def _filter_text(text: str, what: str) -> str:
+    """A filter's text in the stored form of paths (:func:`stored_path`)."""
+    try:
+        return to_storage(text)
+    except ValueError as exc:
+        raise UsageError(f"{what} cannot match an indexed file: {exc}") from exc
+
+
+def stored_path(path: object) -> str:
+    """``path`` (a ``Path`` or ``str``) as the index stores it
+    (:func:`~hermes_workspace.domain.paths.to_storage`: a name that is not valid UTF-8 keeps its
+    bytes recoverable).
+
+    Raises:
+        StoreError: the name holds one of the code points the mapping reserves (that file only).
+    """
+    try:
+        return to_storage(str(path))
+    except ValueError as exc:
+        raise StoreError(
+            f"cannot index {display_name(str(path))}: {exc}",
+            hint="Rename the file, or add it to .hermesignore.",
+        ) from exc
 
 
 def register_glob_function(conn: apsw.Connection) -> None:
@@ -57,15 +83,15 @@ def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], 
     params: dict[str, Any] = {}
     if path_prefix:
         where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
-        params["prefix"] = path_prefix
+        params["prefix"] = _filter_text(path_prefix, "the path prefix")
     if glob is not None:
         prefilters = compile_glob(glob).prefilters
         coarse = " OR ".join(f"abs_path GLOB :glob_{i}" for i in range(len(prefilters)))
         where.append(
             f"f.id IN (SELECT id FROM files WHERE CASE WHEN {coarse} THEN {GLOB_FUNCTION}(:glob, abs_path) END)"
         )
-        params["glob"] = glob
-        params.update((f"glob_{i}", prefilter) for i, prefilter in enumerate(prefilters))
+        params["glob"] = _filter_text(glob, "the glob")
+        params.update((f"glob_{i}", _filter_text(prefilter, "the glob")) for i, prefilter in enumerate(prefilters))
     return where, params
 
 

@@ -49,6 +49,7 @@ import apsw
 
 from hermes_workspace.adapters.sqlite_common import (
     checked_connection,
+    stored_path,
     immediate_transaction,
     path_filters,
     register_glob_function,
@@ -56,6 +57,7 @@ from hermes_workspace.adapters.sqlite_common import (
 )
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, StoreUnusableError
 from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, StoreStatus
+from hermes_workspace.domain.paths import from_storage, to_storage
 from hermes_workspace.domain.query import Compound, Query
 from hermes_workspace.domain.text_normalization import normalize_for_search
 
@@ -411,7 +413,7 @@ class SqliteFts5Store:
         """
 
         def run(conn: apsw.Connection) -> FileRecord | None:
-            row = conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE abs_path = ?", (str(path),)).fetchone()
+            row = conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE abs_path = ?", (stored_path(path),)).fetchone()
             return None if row is None else _record(row)
 
         return self._run("read a file record", run)
@@ -449,8 +451,8 @@ class SqliteFts5Store:
             StoreError: read-only store, lock held longer than the busy timeout, disk full,
                 duplicate chunk indexes, closed store...
         """
-        abs_path = str(record.path)
-        fts_path_words = normalize_for_search(_path_words(record.path, record.root))
+        abs_path = stored_path(record.path)
+        fts_path_words = to_storage(normalize_for_search(_path_words(record.path, record.root)))
 
         def run(conn: apsw.Connection) -> None:
             with self._write_transaction(conn):
@@ -461,8 +463,8 @@ class SqliteFts5Store:
                     _UPSERT_FILE,
                     (
                         abs_path,
-                        record.path.name,
-                        str(record.root),
+                        to_storage(record.path.name),
+                        stored_path(record.root),
                         record.content_hash,
                         record.config_signature,
                         record.size,
@@ -509,7 +511,7 @@ class SqliteFts5Store:
                     ],
                 )
 
-        self._run(f"store {abs_path}", run, write=True)
+        self._run(f"store {record.path}", run, write=True)
 
     def touch_file(self, record: FileRecord) -> None:
         """Update the stored record of an unchanged file (root, hashes, size, mtime, times);
@@ -523,14 +525,14 @@ class SqliteFts5Store:
             conn.execute(
                 _TOUCH_FILE,
                 (
-                    str(record.root),
+                    stored_path(record.root),
                     record.content_hash,
                     record.config_signature,
                     record.size,
                     record.mtime_ns,
                     record.modified_at,
                     record.indexed_at,
-                    str(record.path),
+                    stored_path(record.path),
                 ),
             )
             if conn.changes() == 0:
@@ -548,7 +550,7 @@ class SqliteFts5Store:
         Raises:
             StoreError: read-only store or database failure (nothing is deleted then).
         """
-        keys = list(dict.fromkeys(str(p) for p in paths))
+        keys = list(dict.fromkeys(stored_path(p) for p in paths))
         if not keys:
             self._connection("delete files", write=True)
             return 0
@@ -616,7 +618,7 @@ class SqliteFts5Store:
         def run(conn: apsw.Connection) -> list[SearchHit]:
             return [
                 SearchHit(
-                    path=Path(abs_path),
+                    path=Path(from_storage(abs_path)),
                     line_start=line_start,
                     line_end=line_end,
                     section=section,
@@ -807,8 +809,8 @@ def _counts(text: str) -> dict[str, int]:
 def _record(row: Sequence[Any]) -> FileRecord:
     _, abs_path, root, content_hash, signature, size, mtime_ns, modified_at, indexed_at, chunk_count = row
     return FileRecord(
-        path=Path(abs_path),
-        root=Path(root),
+        path=Path(from_storage(abs_path)),
+        root=Path(from_storage(root)),
         content_hash=content_hash,
         config_signature=signature,
         size=size,

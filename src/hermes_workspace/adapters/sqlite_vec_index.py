@@ -54,6 +54,7 @@ from hermes_workspace.adapters.sqlite_common import (
 )
 from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import SearchHit
+from hermes_workspace.domain.paths import from_storage
 from hermes_workspace.domain.semantic import EmbeddingJob, Vector, VectorStatus, embedding_input, embedding_key
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteVecIndex"]
@@ -491,7 +492,7 @@ class SqliteVecIndex:
                 )
             return [
                 SearchHit(
-                    path=Path(abs_path),
+                    path=Path(from_storage(abs_path)),
                     line_start=line_start,
                     line_end=line_end,
                     section=section,

@@ -29,6 +29,7 @@ from cyclopts.exceptions import CycloptsError
 
 from hermes_workspace import __version__
 from hermes_workspace.domain.errors import UsageError, WorkspaceError
+from hermes_workspace.domain.paths import display_name, escape_json_surrogates
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
 
@@ -294,7 +295,7 @@ def _render(output: _Output) -> None:
 
         output.human(Console(soft_wrap=True, highlight=False))
     else:
-        sys.stdout.write(json.dumps(output.data, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(escape_json_surrogates(json.dumps(output.data, ensure_ascii=False, indent=2)) + "\n")
         sys.stdout.flush()
 
 
@@ -303,9 +304,9 @@ def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
         message = f"error: {error.message}"
         if error.hint:
             message += f"\nhint: {error.hint}"
-        sys.stderr.write(message + "\n")
+        sys.stderr.write(_safe(message) + "\n")
     else:
-        sys.stdout.write(json.dumps({"error": error.to_json()}, ensure_ascii=False) + "\n")
+        sys.stdout.write(escape_json_surrogates(json.dumps({"error": error.to_json()}, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
     return exit_code if exit_code is not None else error.exit_code
 
@@ -348,7 +349,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def _safe(text: object) -> str:
     """``text`` with control characters shown as ``\\xNN``: file names and contents must not
     send escape sequences to the user's terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", display_name(str(text)))
 
 
 def _human_roots(console: Any, roots: list[Any]) -> None:
