@@ -536,11 +536,10 @@ def test_duplicate_chunk_index_rolls_back(store: SqliteFts5Store) -> None:
     assert search_paths(store, "second") == []
 
 
-def test_undecodable_path_is_a_store_error(store: SqliteFts5Store) -> None:
+def test_undecodable_path_is_stored_with_its_bytes(store: SqliteFts5Store) -> None:
     record, chunks = make_file("/ws/bad\udcff.md", ["content"])
-    with pytest.raises(StoreError):
-        store.replace_file(record, chunks)
-    assert store.status().files == 0
+    store.replace_file(record, chunks)
+    assert [r.path for r in store.file_records()] == [Path("/ws/bad\udcff.md")]
 
 
 def test_status_counts_database_and_wal_bytes(store: SqliteFts5Store, db_path: Path) -> None:
