@@ -13,7 +13,12 @@ from pathlib import Path
 
 import structlog
 
-from hermes_workspace.domain.errors import ConsentRequiredError, EmbedderUnavailableError, WorkspaceError
+from hermes_workspace.domain.errors import (
+    ConsentRequiredError,
+    EmbedderUnavailableError,
+    WorkspaceError,
+    reraise_interrupt,
+)
 from hermes_workspace.domain.ports import Embedder, ProgressSink, VectorIndex
 from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, EmbeddingJob, EmbeddingReport, Vector
 
@@ -80,6 +85,7 @@ class EmbedChunks:
                 _remember(vectors, report.error)
                 report.pending = _pending(vectors)
         except WorkspaceError as exc:
+            reraise_interrupt(exc)
             report.status = "unavailable"
             report.error = exc.to_json()
         finally:
