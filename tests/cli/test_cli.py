@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -357,3 +358,48 @@ def test_unwritable_stdout_is_exit_74_without_traceback(home: Path) -> None:
     assert proc.returncode == 74
     assert "Traceback" not in proc.stderr
     assert "cannot write the output" in proc.stderr
+
+
+def test_sigterm_stops_a_command_like_ctrl_c(
+    capsys: pytest.CaptureFixture[str], home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_workspace.entrypoints import cli
+    from hermes_workspace.entrypoints.api import Workspace
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert before is not cli._raise_terminated
+
+    def roots_then_sigterm(self: Workspace) -> list[object]:
+        if signal.getsignal(signal.SIGTERM) is not cli._raise_terminated:  # would end pytest
+            raise AssertionError("no SIGTERM handler during the command")
+        signal.raise_signal(signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the command")
+
+    monkeypatch.setattr(Workspace, "roots", roots_then_sigterm)
+    code, data, err = run(capsys, "roots", "list")
+    assert code == 143
+    assert isinstance(data, dict) and data["error"]["code"] == "terminated"
+    assert err == ""
+    assert signal.getsignal(signal.SIGTERM) is before  # the caller's handler is back
+
+
+def test_an_ignored_sigterm_stays_ignored(
+    capsys: pytest.CaptureFixture[str], home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_workspace.entrypoints.api import Workspace
+
+    original = Workspace.roots
+
+    def roots_then_sigterm(self: Workspace) -> list[object]:
+        signal.raise_signal(signal.SIGTERM)
+        return original(self)
+
+    monkeypatch.setattr(Workspace, "roots", roots_then_sigterm)
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        code, data, _ = run(capsys, "roots", "list")
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert code == 0
+    assert isinstance(data, list)

@@ -6,8 +6,11 @@ Functions handed to a pool must be picklable, so they live at module level here.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +118,43 @@ def test_a_failing_setup_fails_the_run() -> None:
 def test_workers_write_nothing_on_stdout(capfd: pytest.CaptureFixture[str]) -> None:
     assert list(ProcessTaskPool(2).map_ordered(prints, partial(make_state, 0), range(5))) == list(range(5))
     assert "must not" not in capfd.readouterr().out
+
+
+# -- the process pool only: ending early while workers send results ------------------------------
+
+EARLY_CLOSE_SCRIPT = '''
+from hermes_workspace.adapters.process_pool import ProcessTaskPool
+
+
+def setup():
+    return None
+
+
+def large(state, item):
+    return b"x" * (4 << 20) if item else b""  # 4 MB: the result pipe takes it in many writes
+
+
+if __name__ == "__main__":
+    for _ in range(5):
+        results = ProcessTaskPool(2, in_flight_per_worker=2).map_ordered(large, setup, range(100))
+        next(results), next(results)
+        results.close()  # workers terminated, some of them in the middle of sending a result
+    print("closed")
+'''
+
+
+def test_closing_early_while_workers_send_results_lets_the_process_exit(tmp_path: Path) -> None:
+    # A worker terminated in the middle of a result left the executor's manager thread waiting
+    # for the rest of it, and the interpreter's exit (which joins that thread) hung.
+    script = tmp_path / "close_early.py"
+    script.write_text(EARLY_CLOSE_SCRIPT)
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, cwd=tmp_path)
+    try:
+        stdout, stderr = process.communicate(timeout=60)  # a bound for a hang, not a measurement
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert (process.returncode, stdout) == (0, "closed\n")
+    assert "leaked" not in stderr

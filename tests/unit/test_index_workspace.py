@@ -379,20 +379,32 @@ def test_whitespace_only_files_are_empty_on_every_run(source: InMemoryFileSource
 
 
 class SwallowingChunker(ParagraphChunker):
-    """Turns a Ctrl-C into another error while handling it, as chonkie was seen to do."""
+    """Turns a Ctrl-C (``interrupt``) into another error while handling it, as chonkie was seen to do."""
+
+    def __init__(self, interrupt: type[KeyboardInterrupt] = KeyboardInterrupt) -> None:
+        super().__init__()
+        self.interrupt = interrupt
 
     def chunk(self, text, path):  # type: ignore[no-untyped-def]
         try:
-            raise KeyboardInterrupt
+            raise self.interrupt
         except KeyboardInterrupt:
             raise UnboundLocalError("local variable referenced before assignment")  # noqa: B904
 
 
-def test_a_swallowed_interrupt_stops_the_run_instead_of_falling_back(source: InMemoryFileSource) -> None:
+class Stopped(KeyboardInterrupt):
+    """A KeyboardInterrupt of its own kind, as the CLI raises on SIGTERM."""
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, Stopped])
+def test_a_swallowed_interrupt_stops_the_run_instead_of_falling_back(
+    source: InMemoryFileSource, interrupt: type[KeyboardInterrupt]
+) -> None:
     source.write(WS / "docs" / "long.md", paragraphs(3))
     fallback = ParagraphChunker(name="fallback")
-    with pytest.raises(KeyboardInterrupt):
-        make(source, chunker=SwallowingChunker(), fallback=fallback).execute(RecordingProgressSink())
+    with pytest.raises(KeyboardInterrupt) as raised:
+        make(source, chunker=SwallowingChunker(interrupt), fallback=fallback).execute(RecordingProgressSink())
+    assert type(raised.value) is interrupt  # a SIGTERM stays a SIGTERM
     assert fallback.calls == []
 
 
@@ -711,6 +723,34 @@ def test_ctrl_c_keeps_the_files_stored_before_it_and_stops_the_pool(mode: str) -
     assert store.commits == 1  # the open batch was committed on the way out
     if mode == "pool":
         assert pool.closed == 1
+
+
+class RollbackFailingStore(InMemoryIndexStore):
+    """While storing the file named ``name``, an ``interrupt`` arrives and the store's rollback
+    fails with a StoreError (as SQLite's ROLLBACK TO a savepoint already released did)."""
+
+    def __init__(self, name: str, interrupt: type[KeyboardInterrupt]) -> None:
+        super().__init__()
+        self.name, self.interrupt = name, interrupt
+
+    def replace_file(self, record, chunks):  # type: ignore[no-untyped-def]
+        if record.path.name == self.name:
+            try:
+                raise self.interrupt
+            except KeyboardInterrupt:
+                raise StoreError("no such savepoint: batch_write")  # noqa: B904
+        super().replace_file(record, chunks)
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, Stopped])
+def test_an_interrupt_that_a_store_error_hides_still_stops_the_run(
+    mode: str, interrupt: type[KeyboardInterrupt]
+) -> None:
+    store = RollbackFailingStore("n007.txt", interrupt)
+    with pytest.raises(KeyboardInterrupt) as raised:
+        make(many_files(20), store=store).execute(RecordingProgressSink())
+    assert type(raised.value) is interrupt
+    assert sorted(p.name for p in store.files) == [f"n{i:03}.txt" for i in range(7)]
 
 
 def test_a_batch_is_committed_early_when_it_holds_much_text(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:

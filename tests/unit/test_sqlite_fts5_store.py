@@ -770,3 +770,38 @@ def test_a_full_disk_inside_a_batch_loses_that_batch_only(db_path: Path) -> None
         assert isinstance(info.value.__cause__, apsw.FullError)
         assert full.status().files == len(FILLER)  # SQLite rolled the whole transaction back
     assert integrity(db_path) == [("ok",)]
+
+
+class Stopped(KeyboardInterrupt):
+    """A KeyboardInterrupt of its own kind, as the CLI raises on SIGTERM."""
+
+
+class InterruptedAfter:
+    """The store's apsw connection, with a signal handled right after ``statement`` ran (Python
+    runs signal handlers between two bytecodes, so after SQLite has done the statement)."""
+
+    def __init__(self, conn: apsw.Connection, statement: str) -> None:
+        self._conn, self._statement, self.fired = conn, statement, False
+
+    def execute(self, sql: str, *args: object) -> object:
+        result = self._conn.execute(sql, *args)
+        if sql == self._statement and not self.fired:
+            self.fired = True
+            raise Stopped
+        return result
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._conn, name)
+
+
+@pytest.mark.parametrize("statement", ["RELEASE batch_write", "SAVEPOINT batch_write"])
+def test_an_interrupt_inside_a_batch_write_stays_an_interrupt(store: SqliteFts5Store, statement: str) -> None:
+    # The write's cleanup (ROLLBACK TO a savepoint the interrupt came after) fails; that failure
+    # must not turn the interrupt into a StoreError that the indexer reports and carries on after.
+    store.replace_file(*make_file("/ws/kept.md", ["kept"]))
+    real = store._conn
+    with pytest.raises(Stopped), store.batch():
+        store._conn = InterruptedAfter(real, statement)  # type: ignore[assignment]
+        store.replace_file(*make_file("/ws/a.md", ["aword"]))
+    store._conn = real
+    assert [r.path.name for r in store.file_records()] == ["kept.md"]

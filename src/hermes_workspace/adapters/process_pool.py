@@ -15,6 +15,17 @@ consumed, so memory stays bounded whatever the number of items. The pool
 lives for one :meth:`ProcessTaskPool.map_ordered` run: started at the first item, shut down when
 the run ends; if it ends early (an exception, the iterator closed), the pending items are
 cancelled and the workers terminated.
+
+No worker outlives the process that started the pool, however that process ends (``kill -9``
+included): each worker runs a watchdog thread that ends it as soon as its parent is gone. Without
+it a worker blocks forever on its task queue (it holds that queue's write end itself, so it never
+sees end-of-file), and since every worker also holds the fork server's "alive" pipe and the
+resource tracker's pipe, the fork server and the resource tracker live on too. Once the workers
+are gone, both end by themselves (end-of-file on those pipes). The watchdog waits on the parent
+sentinel that ``multiprocessing`` gives every child (:func:`multiprocessing.parent_process`: a pipe
+end on POSIX, a process handle on Windows), so it works with every start method and needs no
+polling. A parent-death signal (Linux ``PR_SET_PDEATHSIG``) would not do: a forkserver worker's
+parent is the fork server, not the process that started the pool.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
@@ -60,6 +72,7 @@ def _start_worker(setup: Callable[[], Any]) -> None:
     # Ctrl-C reaches the whole foreground process group: the parent handles it (and terminates
     # us); a worker must not die with a traceback on the terminal.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _watch_parent()
     # stdout belongs to the parent's output (JSON for the CLI): nothing of ours goes there.
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -73,6 +86,27 @@ def _start_worker(setup: Callable[[], Any]) -> None:
         _state = setup()
     except Exception as exc:  # noqa: BLE001 - reported for each item, as a picklable error
         _setup_error = f"{type(exc).__name__}: {exc}"
+
+
+ORPHAN_EXIT_CODE = 70
+"""Exit code of a worker that ends because the process that started it is gone (``EX_SOFTWARE``;
+nobody reads it, the fork server reaps the worker)."""
+
+
+def _watch_parent() -> None:
+    """Start a daemon thread that ends this worker (``os._exit``, no cleanup: the state it would
+    clean up belongs to the dead parent) once its parent process has exited, killed or not."""
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not started by multiprocessing (a test calling the initializer itself)
+        return
+
+    def watch() -> None:
+        parent.join()  # returns when the parent's end of the sentinel closes: at its exit
+        os._exit(ORPHAN_EXIT_CODE)
+
+    threading.Thread(target=watch, name="hermes-parent-watchdog", daemon=True).start()
 
 
 def _call(fn: Callable[[Any, Any], Any], items: list[Any]) -> list[tuple[bool, Any]]:
@@ -177,10 +211,19 @@ def _groups(items: Iterator[T], size: int) -> Iterator[list[T]]:
 
 def _abandon(executor: ProcessPoolExecutor, pending: deque[Future[Any]]) -> None:
     """Stop a run that ended early: cancel what has not started and terminate the workers, so
-    that a Ctrl-C or an error does not wait for the files still being chunked."""
+    that a Ctrl-C or an error does not wait for the files still being chunked.
+
+    A worker terminated while it was sending a result leaves half a message in the result pipe;
+    the executor's manager thread, reading it, then waits forever for the rest (this process
+    holds a write end of that pipe too, so it never sees end-of-file), and the interpreter's exit,
+    which joins that thread, hangs. Closing this process's write end turns that wait into
+    end-of-file once the workers are gone: the thread marks the abandoned pool broken and ends.
+    """
     for future in pending:
         future.cancel()
-    processes = list(getattr(executor, "_processes", {}).values())  # no public API before 3.14
+    # No public API for either before 3.14; both exist from 3.8 on.
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    results = getattr(executor, "_result_queue", None)
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         with contextlib.suppress(Exception):
@@ -188,3 +231,7 @@ def _abandon(executor: ProcessPoolExecutor, pending: deque[Future[Any]]) -> None
     for process in processes:
         with contextlib.suppress(Exception):
             process.join(timeout=5)
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(Exception):
+            writer.close()

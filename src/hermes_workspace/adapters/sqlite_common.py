@@ -12,7 +12,7 @@ from typing import Any
 
 import apsw
 
-from hermes_workspace.domain.errors import StoreError, StoreUnusableError, UsageError, WorkspaceError
+from hermes_workspace.domain.errors import StoreError, StoreUnusableError, UsageError, WorkspaceError, reraise_interrupt
 from hermes_workspace.domain.globs import compile_glob
 from hermes_workspace.domain.paths import display_name, from_storage, to_storage
 
@@ -153,7 +153,8 @@ def translated_sqlite_errors(path: Path, action: str, *, busy_timeout_ms: int, s
     """Run the block; turn apsw, OS and path-encoding exceptions into :class:`StoreError` whose
     message names ``path`` and ``action`` (``"search"``, ``"replace a file"``...) and whose hint
     says what to do. ``subject`` names the object in messages about a closed connection
-    (``"index store"``, ``"vector index"``). :class:`WorkspaceError` passes through unchanged.
+    (``"index store"``, ``"vector index"``). :class:`WorkspaceError` passes through unchanged, and
+    an error raised while handling a ``KeyboardInterrupt`` gives way to that interrupt.
 
     Failures of the database as a whole (disk full, read-only, permissions, cannot open, I/O
     error, out of memory, damaged file, locked longer than the busy timeout, closed connection,
@@ -165,7 +166,13 @@ def translated_sqlite_errors(path: Path, action: str, *, busy_timeout_ms: int, s
         StoreError: for every database, OS or encoding failure inside the block.
     """
     try:
-        yield
+        try:
+            yield
+        except Exception as exc:
+            # A rollback that failed while a Ctrl-C (or SIGTERM) unwound the block: the
+            # interrupt, not a database error that a caller would report and carry on after.
+            reraise_interrupt(exc)
+            raise
     except WorkspaceError:
         raise
     except (apsw.BusyError, apsw.LockedError) as exc:

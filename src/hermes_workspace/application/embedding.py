@@ -18,6 +18,7 @@ from hermes_workspace.domain.errors import (
     EmbedderUnavailableError,
     StoreUnusableError,
     WorkspaceError,
+    reraise_interrupt,
 )
 from hermes_workspace.domain.ports import Embedder, ProgressSink, VectorIndex
 from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, EmbeddingJob, EmbeddingReport, Vector
@@ -117,6 +118,7 @@ class EmbedChunks:
                 _remember(vectors, report.error)
                 report.pending = _pending(vectors)
         except WorkspaceError as exc:
+            reraise_interrupt(exc)
             report.status = "unavailable"
             report.error = exc.to_json()
         finally:

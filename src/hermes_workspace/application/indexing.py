@@ -28,7 +28,7 @@ from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME, MAX_CHARS_PER_WORD
-from hermes_workspace.domain.errors import BinaryContentError, DecodeError, StoreUnusableError
+from hermes_workspace.domain.errors import BinaryContentError, DecodeError, StoreUnusableError, reraise_interrupt
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import (
     Chunk,
@@ -81,18 +81,6 @@ def utc_iso(timestamp_ns: int | float) -> str:
     """``2026-04-15T10:32:00Z`` for a POSIX time in nanoseconds (seconds precision, UTC)."""
     seconds = timestamp_ns / 1e9 if isinstance(timestamp_ns, int) else timestamp_ns
     return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _reraise_interrupt(exc: BaseException) -> None:
-    """Re-raise a Ctrl-C that a library swallowed and turned into another error while handling it
-    (seen in chonkie): a user's interrupt must stop the run, not trigger the fallback chunker."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
-            raise KeyboardInterrupt from exc
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
 
 
 # -- the per-file work, in a worker process or in this one -------------------------------------------
@@ -208,6 +196,7 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
     except FileNotFoundError as exc:
         return FileOutcome("failed", stage="discover", problem=Problem.of(exc))
     except Exception as exc:  # noqa: BLE001 - any read failure is this file's, reported with its stage
+        reraise_interrupt(exc)
         return FileOutcome("failed", stage="read", problem=Problem.of(exc))
     content_hash = hashlib.sha256(data).hexdigest()
     size = len(data)
@@ -218,6 +207,7 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
     except BinaryContentError:
         return FileOutcome("binary_content", content_hash, size)
     except Exception as exc:  # noqa: BLE001 - any decoding failure is this file's
+        reraise_interrupt(exc)
         return FileOutcome("failed", content_hash, size, stage="read", problem=Problem.of(exc), changed=True)
     del data
     try:
@@ -226,6 +216,7 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
         return FileOutcome("failed", content_hash, size, stage="chunk", problem=failed.problem, changed=True,
                            fallback=failed.fallback)
     except Exception as exc:  # noqa: BLE001 - the one-chunk path (our own policy) failed
+        reraise_interrupt(exc)
         return FileOutcome("failed", content_hash, size, stage="chunk", problem=Problem.of(exc), changed=True)
     if not chunks:
         return FileOutcome("empty", content_hash, size, fallback=fallback)
@@ -241,12 +232,12 @@ def _chunk(tools: FileTools, text: str, path: Path, chunking: ChunkingConfig) ->
     try:
         return tools.chunker.chunk(text, path), None
     except Exception as exc:  # noqa: BLE001 - the fallback below is for any chunker failure
-        _reraise_interrupt(exc)
+        reraise_interrupt(exc)
         fallback = Problem.of(exc)
     try:
         return tools.fallback_chunker.chunk(text, path), fallback
     except Exception as exc:
-        _reraise_interrupt(exc)
+        reraise_interrupt(exc)
         raise _ChunkFailed(Problem.of(exc), fallback) from exc
 
 
@@ -419,6 +410,7 @@ class IndexWorkspace:
         except StoreUnusableError:
             raise
         except Exception as exc:  # noqa: BLE001 - a store failure of this file, reported at its turn
+            reraise_interrupt(exc)
             return _FileFailed("store", Problem.of(exc))
         same_signature = existing is not None and existing.config_signature == signature
         if same_signature and existing.size == file.size and existing.mtime_ns == file.mtime_ns:
@@ -440,6 +432,7 @@ class IndexWorkspace:
                     except StopIteration:
                         return
                     except Exception as exc:  # the pool failed; KeyboardInterrupt goes through
+                        reraise_interrupt(exc)
                         problem = Problem.of(exc)
                         log.warning("worker processes failed, indexing the rest in this process",
                                     error_type=problem.error_type, files_left=len(tasks) - done,
@@ -508,6 +501,7 @@ class IndexWorkspace:
         except StoreUnusableError:
             raise  # the database, not this file: stop the run
         except Exception as exc:
+            reraise_interrupt(exc)
             raise _FileFailed("store", Problem.of(exc)) from exc
 
     def _prune(self, seen: set[Path], unreadable: set[Path], summary: IndexSummary) -> None:
@@ -570,7 +564,8 @@ class _BatchWriter:
         context = self._factory()
         try:
             context.__enter__()
-        except Exception:  # noqa: BLE001 - the write that follows fails with the same cause
+        except Exception as exc:  # noqa: BLE001 - the write that follows fails with the same cause
+            reraise_interrupt(exc)
             return
         self._open, self._opened_at, self._files, self._chars = context, time.monotonic(), 0, 0
 
@@ -612,6 +607,7 @@ class _BatchWriter:
             log.warning("could not commit the last batch while stopping", files=len(pending), error=exc.message)
             return
         except Exception as exc:  # noqa: BLE001 - each file of the batch is reported as a store failure
+            reraise_interrupt(exc)
             failed = _FileFailed("store", Problem.of(exc))
             for path, _ in pending:
                 _record_failure(self._summary, path, failed)

@@ -168,3 +168,25 @@ class RerankerUnavailableError(WorkspaceError):
     code = "reranker_unavailable"
     exit_code = 69
     default_hint = "Install the semantic extra, check knowledgebase.reranker in config.yaml, or set its provider to none."
+
+
+def reraise_interrupt(exc: BaseException) -> None:
+    """Raise the ``KeyboardInterrupt`` found in ``exc`` or its chain of causes and contexts, if
+    any; else return. For handlers that turn failures into results (a per-file error, a fallback,
+    a database error): an interrupt (Ctrl-C, or a subclass such as the CLI's SIGTERM) that the
+    interrupted code turned into another error while handling it (a rollback that failed, a
+    library's own cleanup) must still stop the run. The interrupt is raised anew, of its own
+    class, with ``exc`` as its cause.
+
+    Raises:
+        KeyboardInterrupt: (or its subclass) when the chain holds one.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            if cause is exc:
+                raise exc
+            raise type(cause)(*cause.args) from exc
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__

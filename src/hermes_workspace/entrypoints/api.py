@@ -164,9 +164,13 @@ class Workspace:
         ``(position, total, path)`` or a :class:`ProgressSink`. ``workers``: processes that read
         and chunk in parallel (2 or more starts a process pool; a script that passes it must
         guard its entry point with ``if __name__ == "__main__":``, as any multiprocessing user
-        must); ``None`` means ``$HERMES_INDEX_WORKERS``, else 1 (in-process).
+        must); ``None`` means ``$HERMES_INDEX_WORKERS``, else 1 (in-process). The worker
+        processes end with this process, however it ends. No signal handler is installed: a
+        ``KeyboardInterrupt`` (of any subclass) stops the run keeping every file finished so far
+        and is re-raised; a host that wants the same on SIGTERM raises one from its own handler.
 
         Raises:
+            KeyboardInterrupt: Ctrl-C (or the host's own interrupt) during the run.
             UsageError: ``progress`` is neither a callable nor a progress sink, ``workers`` not a
                 whole number >= 1 (or None).
             MissingExtraError: the ``workspace`` extra (chonkie) is not installed.

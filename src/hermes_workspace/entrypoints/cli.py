@@ -7,6 +7,11 @@ mode a short message on stderr; the exit code is the error's (see domain/errors.
 command-line mistake, 0 for success including "no results". Never a traceback: unexpected errors
 are logged with their traceback to ``HERMES_HOME/logs/workspace.log``.
 
+SIGTERM stops a command like Ctrl-C does (what is finished stays, the worker processes end) with
+the error ``terminated`` and exit 143 (128 + 15). Only :func:`main` (the console script and
+``python -m hermes_workspace``) installs that handler, for the time of the command: the Python API
+and ``app`` mounted in a host program never touch the host's signal handling.
+
 To mount these commands in another cyclopts program as ``<host> workspace ...``::
 
     from hermes_workspace.entrypoints.cli import app
@@ -18,8 +23,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -271,6 +279,8 @@ def launcher(
         return _emit_error(_usage_error(exc))
     except WorkspaceError as exc:
         return _emit_error(exc)
+    except Terminated:
+        return _emit_error(_terminated(), 143)
     except KeyboardInterrupt:
         return _emit_error(_interrupted(), 130)
     except Exception as exc:  # a bug: log the traceback, show a clean error
@@ -319,6 +329,49 @@ def _interrupted() -> WorkspaceError:
     )
     error.code = "interrupted"
     return error
+
+
+class Terminated(KeyboardInterrupt):  # noqa: N818 - named like KeyboardInterrupt, its base
+    """Raised in the main thread by the SIGTERM handler of :func:`main`. A ``KeyboardInterrupt``,
+    so that every layer stops on it exactly as on Ctrl-C (the open batch of files is committed,
+    the worker processes are terminated), and the CLI reports ``terminated``, exit 143."""
+
+
+def _terminated() -> WorkspaceError:
+    error = WorkspaceError(
+        "terminated (SIGTERM)",
+        hint="Nothing half-written is kept; files indexed and vectors computed so far stay. Run the command "
+        "again to finish.",
+    )
+    error.code = "terminated"
+    return error
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    # Once: a second SIGTERM while the run stops takes the default action (the process ends at
+    # once; its worker processes still end, see adapters/process_pool.py).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_stops_the_command() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the main thread while the block runs; the previous
+    handler is restored afterwards. Nothing is installed outside the main thread (Python allows
+    signal handlers there only), on a platform without SIGTERM, or when SIGTERM is ignored (as
+    Python itself leaves an ignored SIGINT alone)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or not hasattr(signal, "SIGTERM")
+        or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    ):
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _usage_error(exc: CycloptsError) -> UsageError:
@@ -416,10 +469,14 @@ def _human_hits(console: Any, hits: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry: run the CLI and return its exit code (never raises). Output that
-    cannot be written (stdout closed, disk full, a closed pipe) ends the run with exit 74."""
+    cannot be written (stdout closed, disk full, a closed pipe) ends the run with exit 74.
+    While it runs, SIGTERM stops the command like Ctrl-C (error ``terminated``, exit 143)."""
     tokens = sys.argv[1:] if argv is None else argv
     try:
-        return _main(tokens)
+        with _sigterm_stops_the_command():
+            return _main(tokens)
+    except Terminated:  # after the command's own handling (its output is written): just the code
+        return 143
     except (OSError, AttributeError, ValueError) as exc:
         if sys.stdout is not None and not _stdout_broken(exc):
             raise
@@ -450,6 +507,8 @@ def _main(tokens: list[str]) -> int:
     except CycloptsError as exc:
         _options.human = "--human" in tokens
         return _emit_error(_usage_error(exc))
+    except Terminated:
+        return _emit_error(_terminated(), 143)
     except KeyboardInterrupt:
         return _emit_error(_interrupted(), 130)
     return result if isinstance(result, int) else 0
