@@ -200,5 +200,5 @@ def translated_sqlite_errors(path: Path, action: str, *, busy_timeout_ms: int, s
     except UnicodeEncodeError as exc:
         raise StoreError(
             f"cannot {action}: text or path is not valid Unicode ({exc.reason}: {exc.object[exc.start : exc.end]!r})",
-            hint="A file name that is not valid UTF-8 cannot be indexed: rename the file, or add it to .hermesignore.",
+            hint="The log file has the details; rename the file, or add it to .hermesignore, to go on.",
         ) from exc

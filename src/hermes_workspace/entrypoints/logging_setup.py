@@ -46,7 +46,7 @@ def configure_cli_logging(level: str = "warning", log_file: Path | None = None) 
     console_level = getattr(logging, level.upper())
     root = logging.getLogger()
     _remove_our_handlers(root)
-    console = logging.StreamHandler(sys.stderr)
+    console = _CurrentStderrHandler()
     console.setLevel(console_level)
     console.setFormatter(
         structlog.stdlib.ProcessorFormatter(
@@ -86,6 +86,24 @@ def configure_library_logging(log_file: Path | None) -> Path | None:
     if not structlog.is_configured():
         _configure_structlog()
     return used
+
+
+class _CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A stream handler writing to whatever ``sys.stderr`` is when a record is emitted, not the
+    object it was when the handler was made: a live Rich progress bar replaces ``sys.stderr``
+    with a proxy that prints each line above the bar, so a warning during ``index`` no longer
+    tears the bar apart."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass  # always the current sys.stderr
 
 
 def _configure_structlog() -> None:
