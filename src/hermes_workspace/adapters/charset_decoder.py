@@ -27,7 +27,8 @@ from functools import lru_cache
 from charset_normalizer.constant import COMMON_CHINESE_CHARACTERS, FREQUENCIES
 from charset_normalizer.md import mess_ratio
 
-from hermes_workspace.domain.errors import BinaryContentError, DecodeError
+from hermes_workspace.domain.errors import AmbiguousEncodingError, BinaryContentError, DecodeError
+from hermes_workspace.domain.model import DecodedText
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 LE first: its BOM (FF FE 00 00) starts with the UTF-16 LE one (FF FE).
@@ -473,16 +474,28 @@ class CharsetDecoder:
     def decode(self, data: bytes, *, hint: str | None = None) -> str:
         """``data`` as text, without a byte-order mark. ``hint``: an encoding name (any Python
         codec alias), e.g. the one other files of the same folder were read with; it picks among
-        flawless readings only, and never makes a flawed one acceptable."""
+        flawless readings only, and never makes a flawed one acceptable. Raises as :meth:`read`."""
+        return self.read(data, hint=hint).text
+
+    def read(self, data: bytes, *, hint: str | None = None) -> DecodedText:
+        """:meth:`decode`, with the encoding used (``utf-8``, ``utf-16-le``..., or the name of the
+        legacy encoding in :data:`ENCODINGS`, ``cp1251``).
+
+        Raises:
+            BinaryContentError: see the class docstring.
+            AmbiguousEncodingError: the flawless readings tie, or the only one is too short to
+                tell (``candidates`` names their encodings); a ``hint`` naming one decides.
+            DecodeError: any other refusal.
+        """
         for bom, codec in _BOMS:
             if data.startswith(bom):
                 text = self._decode_with_bom(data, bom, codec)
                 if text is not None:
-                    return text
+                    return DecodedText(text, codec)
         if b"\x00" in data:
             raise BinaryContentError(f"contains NUL bytes (first at byte {data.index(0)})")
         try:
-            return data.decode("utf-8")
+            return DecodedText(data.decode("utf-8"), "utf-8")
         except UnicodeDecodeError as exc:
             utf8_error = f"not UTF-8 ({exc.reason} at byte {exc.start})"
         controls = len(data) - len(data.translate(None, _CONTROL_BYTES))
@@ -502,7 +515,8 @@ class CharsetDecoder:
         declared = _declared(data, readings)
         if declared is not None:
             return declared
-        return _choose(readings, utf8_error, hint)
+        chosen = _choose(readings, utf8_error, hint)
+        return DecodedText(chosen.text, chosen.encodings[0])
 
     @staticmethod
     def _decode_with_bom(data: bytes, bom: bytes, codec: str) -> str | None:
@@ -577,7 +591,7 @@ def _strict(data: bytes, codec_names: Iterable[str]) -> tuple[str, str] | None:
     return None
 
 
-def _declared(data: bytes, readings: list[Reading]) -> str | None:
+def _declared(data: bytes, readings: list[Reading]) -> DecodedText | None:
     """The text in the declared encoding, when it decodes strictly to a plausible reading that is
     flawless or has no flawless rival."""
     codec = _declared_codec(data)
@@ -594,7 +608,7 @@ def _declared(data: bytes, readings: list[Reading]) -> str | None:
     if reading.rejection is not None:
         return None
     if not reading.flaws or not any(r.rejection is None and not r.flaws for r in readings):
-        return reading.text
+        return DecodedText(reading.text, codec)
     return None
 
 
@@ -617,7 +631,7 @@ def _declared_codec(data: bytes) -> str | None:
         return None
 
 
-def _choose(readings: list[Reading], utf8_error: str, hint: str | None) -> str:
+def _choose(readings: list[Reading], utf8_error: str, hint: str | None) -> Reading:
     """The decision of :class:`CharsetDecoder` over the assessed ``readings``."""
     plausible = [r for r in readings if r.rejection is None]
     flawless = sorted((r for r in plausible if not r.flaws), key=lambda r: sum(r.doubts.values()))
@@ -625,25 +639,28 @@ def _choose(readings: list[Reading], utf8_error: str, hint: str | None) -> str:
         best = flawless[0]
         fewest = sum(best.doubts.values())
         if len(flawless) == 1 and (fewest == 0 or best.letters >= MIN_EVIDENCE):
-            return best.text
+            return best
         if len(flawless) > 1 and sum(flawless[1].doubts.values()) > fewest and best.letters >= MIN_EVIDENCE:
-            return best.text
+            return best
         hinted = _hinted(flawless, hint)
         if hinted is not None:
-            return hinted.text
+            return hinted
+        candidates = tuple(r.encodings[0] for r in flawless)
         if len(flawless) == 1:
-            raise DecodeError(
+            raise AmbiguousEncodingError(
                 f"{utf8_error}; too short to tell: its one clean reading, {best.describe()}, is doubtful",
                 hint=f"If it is {best.encodings[0]}, convert it to UTF-8 (iconv -f {best.encodings[0]} -t UTF-8); "
                 "otherwise add it to .hermesignore.",
+                candidates=candidates,
             )
         where = _first_difference(flawless[0].text, flawless[1].text)
         at = len(flawless[0].text[:where].encode(flawless[0].codec))
         options = " or ".join(r.names for r in flawless[:4])
-        raise DecodeError(
+        raise AmbiguousEncodingError(
             f"{utf8_error}; ambiguous: it reads as well as {options} (they differ from byte {at} on)",
             hint=f"Convert it to UTF-8 from its real encoding (e.g. iconv -f {best.encodings[0]} -t UTF-8), "
             "or add it to .hermesignore.",
+            candidates=candidates,
         )
     if plausible:
         closest = min(plausible, key=lambda r: sum(r.flaws.values()))

@@ -188,8 +188,8 @@ class InMemoryIndexStore:
     def touch_file(self, record: FileRecord) -> None:
         if record.path not in self.files:
             raise StoreError(f"not indexed: {record.path}")
-        _, chunks = self.files[record.path]
-        self.files[record.path] = (replace(record, chunk_count=len(chunks)), chunks)
+        old, chunks = self.files[record.path]
+        self.files[record.path] = (replace(record, chunk_count=len(chunks), encoding=old.encoding), chunks)
 
     def delete_files(self, paths: Iterable[Path]) -> int:
         return sum(1 for p in list(paths) if self.files.pop(p, None) is not None)

@@ -15,6 +15,11 @@ Schema (version :data:`SCHEMA_VERSION`, recorded in ``meta``)::
     chunks_fts USING fts5(content, section, path, content='', contentless_delete=1,
                           tokenize='porter unicode61 remove_diacritics 2')   -- rowid = chunks.id
     TRIGGER chunks_fts_delete AFTER DELETE ON chunks  -- drops the FTS row, also on cascade
+    file_encodings(file_id PRIMARY KEY -> files(id) ON DELETE CASCADE, encoding)
+                                               -- legacy encodings only (see _ENCODINGS_TABLE)
+
+Paths are stored through :func:`~hermes_workspace.domain.paths.to_storage`, so names that are not
+valid UTF-8 keep their bytes.
 
 The FTS table is contentless (text lives once, in ``chunks.content``); ``bm25()`` needs only the
 per-row token counts FTS5 keeps anyway. Its ``path`` column holds the words of the file's path
@@ -113,9 +118,19 @@ _RECORD_BATCH = 500
 left open between yields, so callers may delete while iterating)."""
 
 _FILE_COLUMNS = (
-    "id, abs_path, root_path, content_hash, config_signature, size_bytes, mtime_ns, "
-    "modified_at, indexed_at, chunk_count"
+    "files.id, abs_path, root_path, content_hash, config_signature, size_bytes, mtime_ns, "
+    "modified_at, indexed_at, chunk_count, file_encodings.encoding"
 )
+_FILES_WITH_ENCODINGS = "files LEFT JOIN file_encodings ON file_encodings.file_id = files.id"
+
+_ENCODINGS_TABLE = """CREATE TABLE IF NOT EXISTS file_encodings (
+        file_id  INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+        encoding TEXT NOT NULL
+    )"""
+"""The legacy encoding a file was read with, for the few files not in UTF-8 (evidence for their
+ambiguous siblings, see :mod:`hermes_workspace.domain.encodings`). Added after schema version 3
+without a new version: a writer creates it when missing, and an index without it reads as one
+where no file had a legacy encoding."""
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -162,6 +177,7 @@ _SCHEMA = (
 _DROP = (
     "DROP TRIGGER IF EXISTS chunks_fts_delete",
     "DROP TABLE IF EXISTS chunks_fts",
+    "DROP TABLE IF EXISTS file_encodings",
     "DROP TABLE IF EXISTS chunks",
     "DROP TABLE IF EXISTS files",
 )
@@ -353,6 +369,7 @@ class SqliteFts5Store:
             }
             version = self._read_version(conn) if "meta" in tables else None
             if version == SCHEMA_VERSION:
+                conn.execute(_ENCODINGS_TABLE)
                 return
             if version is not None and version > SCHEMA_VERSION:
                 raise StoreError(
@@ -371,6 +388,7 @@ class SqliteFts5Store:
                     conn.execute(statement)
             for statement in _SCHEMA:
                 conn.execute(statement)
+            conn.execute(_ENCODINGS_TABLE)
             conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
@@ -403,6 +421,19 @@ class SqliteFts5Store:
         with self._translate(action):
             return fn(self._connection(action, write=write))
 
+    def _file_columns(self, conn: apsw.Connection) -> str:
+        """``<columns> FROM <tables>`` of a file record: with the encodings table when the index
+        has it (an index made before it existed, opened read-only, has none)."""
+        if self._has_encodings is None:
+            self._has_encodings = conn.execute(
+                "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'file_encodings'"
+            ).fetchone() is not None
+        if self._has_encodings:
+            return f"{_FILE_COLUMNS} FROM {_FILES_WITH_ENCODINGS}"
+        return f"{_FILE_COLUMNS.replace('file_encodings.encoding', 'NULL')} FROM files"
+
+    _has_encodings: bool | None = None
+
     # -- IndexStore -------------------------------------------------------------------------
 
     def get_file(self, path: Path) -> FileRecord | None:
@@ -413,7 +444,9 @@ class SqliteFts5Store:
         """
 
         def run(conn: apsw.Connection) -> FileRecord | None:
-            row = conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE abs_path = ?", (stored_path(path),)).fetchone()
+            row = conn.execute(
+                f"SELECT {self._file_columns(conn)} WHERE abs_path = ?", (stored_path(path),)
+            ).fetchone()
             return None if row is None else _record(row)
 
         return self._run("read a file record", run)
@@ -430,7 +463,7 @@ class SqliteFts5Store:
             rows = self._run(
                 "list indexed files",
                 lambda conn: conn.execute(
-                    f"SELECT {_FILE_COLUMNS} FROM files WHERE id > ? ORDER BY id LIMIT ?",
+                    f"SELECT {self._file_columns(conn)} WHERE files.id > ? ORDER BY files.id LIMIT ?",
                     (last_id, _RECORD_BATCH),
                 ).fetchall(),
             )
@@ -474,6 +507,10 @@ class SqliteFts5Store:
                         len(chunks),
                     ),
                 ).fetchone()
+                conn.execute("DELETE FROM file_encodings WHERE file_id = ?", (file_id,))
+                if record.encoding is not None:
+                    conn.execute("INSERT INTO file_encodings (file_id, encoding) VALUES (?, ?)",
+                                 (file_id, record.encoding))
                 if not chunks:
                     return
                 (max_id,) = conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
@@ -807,7 +844,7 @@ def _counts(text: str) -> dict[str, int]:
 
 
 def _record(row: Sequence[Any]) -> FileRecord:
-    _, abs_path, root, content_hash, signature, size, mtime_ns, modified_at, indexed_at, chunk_count = row
+    _, abs_path, root, content_hash, signature, size, mtime_ns, modified_at, indexed_at, chunk_count, encoding = row
     return FileRecord(
         path=Path(from_storage(abs_path)),
         root=Path(from_storage(root)),
@@ -818,4 +855,5 @@ def _record(row: Sequence[Any]) -> FileRecord:
         modified_at=modified_at,
         indexed_at=indexed_at,
         chunk_count=chunk_count,
+        encoding=encoding,
     )

@@ -15,7 +15,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from itertools import islice
@@ -28,7 +28,14 @@ from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME, MAX_CHARS_PER_WORD
-from hermes_workspace.domain.errors import BinaryContentError, DecodeError, StoreUnusableError, reraise_interrupt
+from hermes_workspace.domain.encodings import sibling_hint
+from hermes_workspace.domain.errors import (
+    AmbiguousEncodingError,
+    BinaryContentError,
+    DecodeError,
+    StoreUnusableError,
+    reraise_interrupt,
+)
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import (
     Chunk,
@@ -146,11 +153,13 @@ class FileTools:
 @dataclass(frozen=True, slots=True)
 class FileTask:
     """One file to read: ``indexed`` when the index holds a version of it, ``known_hash`` the
-    content hash of that version when it was indexed with the current settings."""
+    content hash of that version when it was indexed with the current settings, ``hint`` an
+    encoding to prefer when several read the file equally well (from its siblings)."""
 
     file: SourceFile
     indexed: bool = False
     known_hash: str | None = None
+    hint: str | None = None
 
 
 Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed"]
@@ -161,7 +170,9 @@ class FileOutcome:
     """What :func:`process_file` made of one file. ``failed``: ``stage`` and ``problem`` say why,
     and ``changed`` whether the file was known to have changed by then (its old chunks must go,
     since their text and line ranges no longer match the file). ``fallback``: the chunker failed
-    and the fallback chunker was tried (logged as a warning)."""
+    and the fallback chunker was tried (logged as a warning). ``encoding``: the legacy encoding
+    the text was read with (``None`` for UTF-8, a BOM, or a decoder that does not say).
+    ``ambiguous``: for a read failure because several encodings fit, their names."""
 
     status: Status
     content_hash: str = ""
@@ -171,6 +182,8 @@ class FileOutcome:
     problem: Problem | None = None
     changed: bool = False
     fallback: Problem | None = None
+    encoding: str | None = None
+    ambiguous: tuple[str, ...] = ()
 
 
 class _ChunkFailed(Exception):
@@ -203,9 +216,12 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
     if task.known_hash == content_hash:
         return FileOutcome("unchanged", content_hash, size)
     try:
-        text = tools.decoder.decode(data)
+        text, encoding = _decode(tools.decoder, data, task.hint)
     except BinaryContentError:
         return FileOutcome("binary_content", content_hash, size)
+    except AmbiguousEncodingError as exc:
+        return FileOutcome("failed", content_hash, size, stage="read", problem=Problem.of(exc), changed=True,
+                           ambiguous=exc.candidates)
     except Exception as exc:  # noqa: BLE001 - any decoding failure is this file's
         reraise_interrupt(exc)
         return FileOutcome("failed", content_hash, size, stage="read", problem=Problem.of(exc), changed=True)
@@ -220,7 +236,21 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
         return FileOutcome("failed", content_hash, size, stage="chunk", problem=Problem.of(exc), changed=True)
     if not chunks:
         return FileOutcome("empty", content_hash, size, fallback=fallback)
-    return FileOutcome("chunked", content_hash, size, chunks=chunks, fallback=fallback)
+    return FileOutcome("chunked", content_hash, size, chunks=chunks, fallback=fallback, encoding=encoding)
+
+
+UNICODE_ENCODINGS = frozenset({"utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"})
+"""Encodings that are not evidence about a folder's legacy code page."""
+
+
+def _decode(decoder: Decoder, data: bytes, hint: str | None) -> tuple[str, str | None]:
+    """The text, and the legacy encoding it was read with (``None`` for Unicode, or a decoder
+    without ``read``)."""
+    read = getattr(decoder, "read", None)
+    if read is None:
+        return (decoder.decode(data, hint=hint) if hint else decoder.decode(data)), None
+    decoded = read(data, hint=hint)
+    return decoded.text, (None if decoded.encoding in UNICODE_ENCODINGS else decoded.encoding)
 
 
 def _chunk(tools: FileTools, text: str, path: Path, chunking: ChunkingConfig) -> tuple[list[Chunk], Problem | None]:
@@ -385,13 +415,18 @@ class IndexWorkspace:
         tasks = [step for step in steps if isinstance(step, FileTask)]
         total = len(candidates)
         batch = _BatchWriter(self.store, summary)
+        ambiguous: list[tuple[FileTask, FileOutcome]] = []
         with closing(self._outcomes(tasks)) as outcomes:
             try:
                 for position, (file, step) in enumerate(zip(candidates, steps, strict=True), start=1):
                     progress.advance(position, total, file.path)
                     try:
                         if isinstance(step, FileTask):
-                            self._apply(step, next(outcomes), signature, summary, batch)
+                            outcome = next(outcomes)
+                            if outcome.ambiguous and step.hint is None:
+                                ambiguous.append((step, outcome))  # decided once its siblings are
+                                continue
+                            self._apply(step, outcome, signature, summary, batch)
                         elif isinstance(step, _FileFailed):
                             raise step
                         else:
@@ -399,10 +434,42 @@ class IndexWorkspace:
                     except _FileFailed as failed:
                         _record_failure(summary, file.path, failed)
                     batch.file_done()
+                decided = self._decided_encodings({task.file.path for task, _ in ambiguous}) if ambiguous else []
+                for task, outcome in ambiguous:
+                    try:
+                        self._apply(task, self._with_siblings_evidence(task, outcome, decided), signature,
+                                    summary, batch)
+                    except _FileFailed as failed:
+                        _record_failure(summary, task.file.path, failed)
+                    batch.file_done()
             except BaseException:
                 batch.close(unwinding=True)
                 raise
             batch.close()
+
+    def _decided_encodings(self, undecided: set[Path]) -> list[tuple[Path, str]]:
+        """``(path, encoding)`` of every indexed file read in a legacy encoding (this run's
+        included, since its writes are visible through the store), except ``undecided``."""
+        return [(r.path, r.encoding) for r in self.store.file_records() if r.encoding and r.path not in undecided]
+
+    def _with_siblings_evidence(
+        self, task: FileTask, outcome: FileOutcome, decided: list[tuple[Path, str]]
+    ) -> FileOutcome:
+        """The outcome of reading an ambiguous file again, in this process, with the encoding its
+        siblings were read with (:func:`~hermes_workspace.domain.encodings.sibling_hint` over
+        ``decided``), or ``outcome`` when they do not agree on one of its candidates. No
+        ambiguous file is evidence for another, so the result does not depend on the order in
+        which files were read."""
+        hint = sibling_hint(task.file.path, task.file.root, outcome.ambiguous, decided)
+        if hint is None:
+            return outcome
+        tools = FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker)
+        retried = process_file(tools, replace(task, hint=hint), chunking=self.config.chunking)
+        if retried.status == "failed":
+            return outcome
+        log.info("read with the encoding of its siblings", path=str(task.file.path), encoding=hint,
+                 candidates=list(outcome.ambiguous))
+        return retried
 
     def _plan(self, file: SourceFile, signature: str) -> _Step:
         try:
@@ -481,6 +548,7 @@ class IndexWorkspace:
             mtime_ns=file.mtime_ns,
             modified_at=utc_iso(file.mtime_ns),
             indexed_at=utc_iso(self.clock()),
+            encoding=outcome.encoding,
         )
         if outcome.status == "unchanged":
             self._store(batch, lambda: self.store.touch_file(record))

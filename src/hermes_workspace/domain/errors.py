@@ -125,6 +125,17 @@ class DecodeError(WorkspaceError):
     default_hint = "Convert the file to UTF-8, or add it to .hermesignore."
 
 
+class AmbiguousEncodingError(DecodeError):
+    """Several legacy encodings read a file's bytes equally well. ``candidates`` names them (Python
+    codec names, best first): evidence from elsewhere, such as the encoding the other files of its
+    folder were read with, may pick one (see
+    :func:`~hermes_workspace.domain.encodings.sibling_hint`)."""
+
+    def __init__(self, message: str, *, candidates: tuple[str, ...], hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.candidates = candidates
+
+
 class ChunkingError(WorkspaceError):
     """A chunker could not chunk a file."""
 

@@ -162,12 +162,23 @@ class Chunk:
 
 
 @dataclass(frozen=True, slots=True)
+class DecodedText:
+    """A file's text and the encoding it was read with: a Python codec name (``utf-8``,
+    ``utf-16-le``, ``cp1251``...)."""
+
+    text: str
+    encoding: str
+
+
+@dataclass(frozen=True, slots=True)
 class FileRecord:
     """What the index remembers about one file, to decide whether to re-index it.
 
     ``content_hash`` is the SHA-256 hex digest of the file's bytes; ``config_signature`` the digest
     of the chunking settings and chunker versions (see :func:`WorkspaceConfig.signature`).
-    ``modified_at`` and ``indexed_at`` are UTC ISO-8601 strings.
+    ``modified_at`` and ``indexed_at`` are UTC ISO-8601 strings. ``encoding`` is the legacy
+    encoding (Python codec name) the file was read with, ``None`` for UTF-8 (and UTF-16/32 with a
+    byte-order mark) or when unknown.
     """
 
     path: Path
@@ -179,6 +190,7 @@ class FileRecord:
     modified_at: str
     indexed_at: str
     chunk_count: int = 0
+    encoding: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,13 @@ class Decoder(Protocol):
 
         Raises:
             BinaryContentError: the bytes look binary (a NUL byte and no UTF-16/32 BOM).
+            AmbiguousEncodingError: several encodings read them equally well (``candidates``);
+                the caller may try again with a ``hint`` naming one.
             DecodeError: no encoding decodes them with enough confidence.
+
+        A decoder may also have ``read(data, *, hint=None) -> DecodedText``: the same, with the
+        encoding used. It is optional, so decoders written before it keep working; indexing uses
+        it to remember each file's legacy encoding as evidence for its ambiguous siblings.
         """
         ...
 
