@@ -321,14 +321,19 @@ def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
     return exit_code if exit_code is not None else error.exit_code
 
 
-def _interrupted() -> WorkspaceError:
+def _stopped(code: str, message: str) -> WorkspaceError:
+    """The error of a command stopped from outside (Ctrl-C, SIGTERM): what was finished stays."""
     error = WorkspaceError(
-        "interrupted",
+        message,
         hint="Nothing half-written is kept; files indexed and vectors computed so far stay. Run the command "
         "again to finish.",
     )
-    error.code = "interrupted"
+    error.code = code
     return error
+
+
+def _interrupted() -> WorkspaceError:
+    return _stopped("interrupted", "interrupted")
 
 
 class Terminated(KeyboardInterrupt):  # noqa: N818 - named like KeyboardInterrupt, its base
@@ -338,13 +343,7 @@ class Terminated(KeyboardInterrupt):  # noqa: N818 - named like KeyboardInterrup
 
 
 def _terminated() -> WorkspaceError:
-    error = WorkspaceError(
-        "terminated (SIGTERM)",
-        hint="Nothing half-written is kept; files indexed and vectors computed so far stay. Run the command "
-        "again to finish.",
-    )
-    error.code = "terminated"
-    return error
+    return _stopped("terminated", "terminated (SIGTERM)")
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
