@@ -10,6 +10,7 @@ from this process only (the single writer), a few hundred files per transaction;
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 import time
 import traceback
@@ -386,10 +387,12 @@ class IndexWorkspace:
         candidates: list[SourceFile] = []
         seen: set[Path] = set()
         unreadable: set[Path] = set()
-        own_index = self.config.primary_path(self.home) / INDEX_DIRNAME
+        # The file sources leave the index folder out themselves; this guards any other source,
+        # as a string test (Path.parents costs more than the rest of an unchanged file's turn).
+        own_index = os.path.join(self.config.primary_path(self.home), INDEX_DIRNAME, "")
         for item in self.source.discover(roots):
             if isinstance(item, SourceFile):
-                if own_index in item.path.parents:
+                if str(item.path).startswith(own_index):
                     continue
                 if item.path not in seen:
                     seen.add(item.path)
