@@ -360,27 +360,31 @@ def test_unwritable_stdout_is_exit_74_without_traceback(home: Path) -> None:
     assert "cannot write the output" in proc.stderr
 
 
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
 def test_sigterm_stops_a_command_like_ctrl_c(
-    capsys: pytest.CaptureFixture[str], home: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], home: Path, monkeypatch: pytest.MonkeyPatch, name: str, code: int
 ) -> None:
+    # SIGHUP (a closed terminal) used to kill `index` without a word and with leaked semaphores.
     from hermes_workspace.entrypoints import cli
     from hermes_workspace.entrypoints.api import Workspace
 
-    before = signal.getsignal(signal.SIGTERM)
+    signum = getattr(signal, name)
+    before = signal.getsignal(signum)
     assert before is not cli._raise_terminated
 
-    def roots_then_sigterm(self: Workspace) -> list[object]:
-        if signal.getsignal(signal.SIGTERM) is not cli._raise_terminated:  # would end pytest
-            raise AssertionError("no SIGTERM handler during the command")
-        signal.raise_signal(signal.SIGTERM)
-        raise AssertionError("SIGTERM did not stop the command")
+    def roots_then_signal(self: Workspace) -> list[object]:
+        if signal.getsignal(signum) is not cli._raise_terminated:  # would end pytest
+            raise AssertionError(f"no {name} handler during the command")
+        signal.raise_signal(signum)
+        raise AssertionError(f"{name} did not stop the command")
 
-    monkeypatch.setattr(Workspace, "roots", roots_then_sigterm)
-    code, data, err = run(capsys, "roots", "list")
-    assert code == 143
+    monkeypatch.setattr(Workspace, "roots", roots_then_signal)
+    exit_code, data, err = run(capsys, "roots", "list")
+    assert exit_code == code
     assert isinstance(data, dict) and data["error"]["code"] == "terminated"
+    assert data["error"]["message"] == f"terminated ({name})"
     assert err == ""
-    assert signal.getsignal(signal.SIGTERM) is before  # the caller's handler is back
+    assert signal.getsignal(signum) is before  # the caller's handler is back
 
 
 def test_an_ignored_sigterm_stays_ignored(
@@ -403,3 +407,52 @@ def test_an_ignored_sigterm_stays_ignored(
         signal.signal(signal.SIGTERM, previous)
     assert code == 0
     assert isinstance(data, list)
+
+
+@pytest.mark.parametrize("config", ["", "knowledgebase:\n  embedder:\n    provider: onnx\n"], ids=["keyword", "semantic"])
+def test_status_before_the_first_index_is_zero_counts_and_a_note(
+    capsys: pytest.CaptureFixture[str], home: Path, config: str
+) -> None:
+    # Found in a trial: `status` on a fresh home exited 66 (index_missing).
+    (home / "config.yaml").write_text(config)
+    code, data, _ = run(capsys, "status")
+    assert code == 0
+    assert (data["indexed"], data["files"], data["chunks"], data["size_bytes"], data["excluded"]) == (
+        False, 0, 0, 0, {}
+    )
+    assert data["note"] == "nothing is indexed yet: run `hermes-workspace index`"
+    assert data["semantic"]["status"] == ("indexing" if config else "disabled")
+    code, _, _ = run(capsys, "--human", "status")
+    assert code == 0
+
+
+def test_search_with_an_unknown_mode_is_a_usage_error_even_before_the_first_index(
+    capsys: pytest.CaptureFixture[str], home: Path
+) -> None:
+    from hermes_workspace import Workspace
+    from hermes_workspace.domain.errors import UsageError
+
+    with Workspace.open(home) as ws, pytest.raises(UsageError, match="unknown search mode 'fuzzy'"):
+        ws.search("x", mode="fuzzy")
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_search_with_no_query_is_a_usage_error(capsys: pytest.CaptureFixture[str], workspace: Path, query: str) -> None:
+    run(capsys, "--quiet", "index")
+    code, data, _ = run(capsys, "search", "--", query)
+    assert code == 2 and data["error"]["code"] == "usage_error"
+    assert data["error"]["message"] == "search needs a query"
+
+
+def test_human_roots_output_shows_paths_literally(
+    capsys: pytest.CaptureFixture[str], home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found in a trial: `/x/[red]dir[/red]` was shown as `/x/dir` by `--human roots list/remove`.
+    monkeypatch.setenv("COLUMNS", "400")
+    odd = tmp_path / "[bold]dir"
+    odd.mkdir()
+    run(capsys, "roots", "add", str(odd))
+    _, out, _ = run(capsys, "--human", "roots", "list")
+    assert "[bold]dir" in str(out)
+    _, out, _ = run(capsys, "--human", "roots", "remove", str(odd))
+    assert str(out).strip() == f"Removed {odd}"

@@ -193,3 +193,28 @@ def test_index_counts_exclusions_records_them_and_prunes_a_secret_indexed_before
     assert summary.files_pruned == 1 and store.get_file(ws / ".env") is None
     assert store.status().excluded == {"secret": 1, "version_control": 1}
     assert [r.path for r in store.file_records()] == [ws / "notes" / "a.md"]
+
+
+@pytest.mark.parametrize("negation", ["!*", "!**", "!/**", "!*/", "!.env*", "!*.key", "!.e?v", "![.]env"])
+def test_a_broad_negation_does_not_let_secrets_in(root: Path, negation: str) -> None:
+    # Found in a trial: a .hermesignore of `!*` indexed .env, server.key, .ssh/id_rsa and .git/HEAD.
+    write(root, {".hermesignore": f"{negation}\n"})
+    items = walk(root)
+
+    assert excluded(items, root) == EXPECTED_EXCLUDED
+
+
+def test_an_internal_folder_created_during_the_walk_is_excluded(tmp_path: Path) -> None:
+    # Found in a trial: the first warning of a run creates HERMES_HOME/logs, after the walk began;
+    # a root holding HERMES_HOME then indexed the log.
+    root = tmp_path.resolve() / "root"
+    write(root, {"a.md": "# A\n"})
+    (root / "z-home").mkdir()
+    logs = root / "z-home" / "logs"
+    walk_items = FilesystemSource(1 << 20, internal_dirs=(logs,)).discover([Root(root, recursive=True)])
+    first = next(walk_items)
+    write(root, {"z-home/logs/workspace.log": '{"event": "file failed"}\n'})
+    items = [first, *walk_items]
+
+    assert offered(items, root) == {"a.md"}
+    assert excluded(items, root) == {"z-home/logs": "workspace_internal"}

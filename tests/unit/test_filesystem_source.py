@@ -12,7 +12,7 @@ import pytest
 
 from hermes_workspace.adapters import filesystem_source
 from hermes_workspace.adapters.filesystem_source import FilesystemSource, compile_ignore_rules
-from hermes_workspace.domain.model import DiscoveryProblem, Root, SkippedFile, SourceFile
+from hermes_workspace.domain.model import DiscoveryProblem, ExcludedPath, Root, SkippedFile, SourceFile
 
 MB = 1024 * 1024
 
@@ -728,23 +728,22 @@ def test_unlistable_root_is_a_problem_with_path_equal_to_root(root: Path, monkey
 
 
 def test_symlink_to_file_is_followed_at_its_walked_path(root: Path, tmp_path: Path) -> None:
-    target = tmp_path / "outside.txt"
-    target.write_text("outside content\n")
+    other = tmp_path.resolve() / "other-root"
+    other.mkdir()
+    target = other / "target.txt"
+    target.write_text("other root content\n")
     (root / "link.txt").symlink_to(target)
-    [file] = discover(root)
+    [file] = [i for i in FilesystemSource(MB).discover([Root(root), Root(other)]) if i.path.parent == root]
 
-    assert file == SourceFile(root / "link.txt", root, len("outside content\n"), os.stat(target).st_mtime_ns)
-    assert FilesystemSource(MB).read_bytes(file) == b"outside content\n"
+    assert file == SourceFile(root / "link.txt", root, len("other root content\n"), os.stat(target).st_mtime_ns)
+    assert FilesystemSource(MB).read_bytes(file) == b"other root content\n"
 
 
-def test_symlink_to_directory_followed_only_when_recursive(root: Path, tmp_path: Path) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "x.md").write_text("x\n")
-    (root / "linked").symlink_to(outside, target_is_directory=True)
-    write(root, {"top.txt": "x"})
+def test_symlink_to_directory_followed_only_when_recursive(root: Path) -> None:
+    write(root, {"real/x.md": "x\n", "top.txt": "x"})
+    (root / "linked").symlink_to(root / "real", target_is_directory=True)
 
-    assert indexed(discover(root), root) == {"linked/x.md", "top.txt"}
+    assert indexed(discover(root), root) == {"linked/x.md", "real/x.md", "top.txt"}
     assert indexed(discover(root, recursive=False), root) == {"top.txt"}
 
 
@@ -754,7 +753,36 @@ def test_ignored_symlinked_directory_is_not_followed(root: Path, tmp_path: Path)
     (outside / "x.md").write_text("x\n")
     (root / "node_modules").symlink_to(outside, target_is_directory=True)
 
-    assert discover(root) == []
+    assert discover(root) == []  # ignored by the rules: not even counted as excluded
+
+
+def test_symlinks_out_of_every_root_are_excluded(root: Path, tmp_path: Path) -> None:
+    # Found in a trial: a repository may hold `docs/notes.md -> ~/.ssh/id_rsa`; the key was indexed.
+    home = tmp_path / "home"
+    write(home, {".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n", "shadow": "root:$6$hash\n",
+                 "projects/x.md": "x\n"})
+    (root / "docs").mkdir()
+    (root / "docs" / "notes.md").symlink_to(home / ".ssh" / "id_rsa")
+    (root / "docs" / "setup.md").symlink_to(home / "shadow")
+    (root / "projects").symlink_to(home / "projects", target_is_directory=True)
+    items = discover(root)
+
+    assert indexed(items, root) == set()
+    assert {(i.path.relative_to(root).as_posix(), i.category) for i in items if isinstance(i, ExcludedPath)} == {
+        ("docs/notes.md", "outside_roots"), ("docs/setup.md", "outside_roots"), ("projects", "outside_roots")
+    }
+
+
+def test_symlinks_to_excluded_places_inside_the_root_are_excluded(root: Path) -> None:
+    write(root, {".ssh/id_rsa": "key\n", ".git/HEAD": "ref\n", "a.md": "x\n"})
+    (root / "notes.md").symlink_to(root / ".ssh" / "id_rsa")
+    (root / "gitdir").symlink_to(root / ".git", target_is_directory=True)
+    (root / "alias.md").symlink_to(root / "a.md")
+    items = discover(root)
+
+    assert indexed(items, root) == {"a.md", "alias.md"}
+    found = {(i.path.relative_to(root).as_posix(), i.category) for i in items if isinstance(i, ExcludedPath)}
+    assert {("notes.md", "secret"), ("gitdir", "version_control")} <= found
 
 
 def test_symlink_loop_is_reported_and_the_walk_goes_on(root: Path) -> None:
@@ -774,13 +802,13 @@ def test_symlink_loop_is_reported_and_the_walk_goes_on(root: Path) -> None:
 
 
 def test_two_links_to_the_same_directory_are_both_walked(root: Path, tmp_path: Path) -> None:
-    shared = tmp_path / "shared"
+    shared = root / "shared"
     shared.mkdir()
     (shared / "s.txt").write_text("x\n")
     (root / "one").symlink_to(shared, target_is_directory=True)
     (root / "two").symlink_to(shared, target_is_directory=True)
 
-    assert indexed(discover(root), root) == {"one/s.txt", "two/s.txt"}
+    assert indexed(discover(root), root) == {"one/s.txt", "two/s.txt", "shared/s.txt"}
 
 
 def test_self_referencing_symlink_is_a_loop(root: Path) -> None:

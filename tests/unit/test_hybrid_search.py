@@ -604,3 +604,17 @@ def test_a_cjk_query_says_that_words_inside_runs_are_not_found() -> None:
     results = search.execute("温度计")
     assert any("no word segmentation" in n for n in results.notes)
     assert search.execute("release").notes == []
+
+
+def test_deeper_hits_never_score_above_the_head() -> None:
+    # Found in a trial (hybrid, --limit 50): rank 24 had score 0.005 and rank 25 0.0198, because a
+    # keyword rank of 41 weighted 4:1 outscores a dense-only rank of 40 in the head.
+    sparse = [_hit(f"/s{i}", 50.0 - i) for i in range(45)]
+    dense = [_hit(f"/d{i}", 0.9 - i / 100) for i in range(40)]
+    deep = fuse(sparse, dense, FusionWeights(4.0, 1.0, "identifier"), 60, sparse_top_k=40, dense_top_k=40)
+
+    scores = [h.score for h in deep]
+    assert scores == sorted(scores, reverse=True)
+    s40 = next(h for h in deep if str(h.path) == "/s40")
+    assert s40.keyword_rank == 41 and s40.fused_score == pytest.approx(4.0 / (60 + 41))
+    assert s40.score < s40.fused_score  # capped at the last head score

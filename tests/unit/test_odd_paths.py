@@ -13,7 +13,7 @@ import pytest
 from hermes_workspace.adapters.memory import InMemoryConfigRepository
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
 from hermes_workspace.application.roots import AddRoot
-from hermes_workspace.domain.errors import RootNotFoundError, StoreError
+from hermes_workspace.domain.errors import RootNotFoundError, StoreError, UsageError
 from hermes_workspace.domain.paths import display_name, escape_json_surrogates, from_storage, to_storage
 from hermes_workspace.domain.query import parse_query
 from hermes_workspace.entrypoints.cli import main
@@ -98,3 +98,12 @@ def test_a_root_under_a_folder_without_permission_is_root_not_found(
         AddRoot(InMemoryConfigRepository(), tmp_path).execute(tmp_path / "locked" / "notes")
     assert (info.value.code, info.value.exit_code) == ("root_not_found", 66)
     assert "permissions" in info.value.hint
+
+
+def test_a_root_whose_name_holds_reserved_code_points_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "notes\U0010ffe9"
+    folder.mkdir()
+    repo = InMemoryConfigRepository()
+    with pytest.raises(UsageError, match="cannot index .*reserves"):
+        AddRoot(repo, tmp_path).execute(folder)
+    assert repo.saves == 0

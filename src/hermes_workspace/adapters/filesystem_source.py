@@ -53,7 +53,7 @@ from hermes_workspace.domain.constants import (
     GITIGNORE_FILENAME,
     IGNORE_FILENAME,
 )
-from hermes_workspace.domain.exclusions import always_excluded
+from hermes_workspace.domain.exclusions import ExclusionCategory, always_excluded
 from hermes_workspace.domain.model import DiscoveryProblem, ExcludedPath, Root, SkippedFile, SourceFile
 
 IGNORE_FILE_PRECEDENCE: tuple[str, ...] = (IGNORE_FILENAME, GITIGNORE_FILENAME)
@@ -72,9 +72,19 @@ the pattern matched (``build/`` compiles to ``^(?:.+/)?build(?P<ps_d>/)``): path
 pattern that matches a directory match everything below it too. If a later pathspec renames the
 group, ancestor matches count as matches again (the tests on nested precedence then fail)."""
 
-_Rule = tuple[Callable[..., "re.Match[str] | None"], bool, bool]
-"""One compiled pattern: its regex's ``search``, whether it excludes (``False`` for ``!x``), and
-whether the regex has the :data:`_DIR_MARK` group."""
+_Rule = tuple[Callable[..., "re.Match[str] | None"], bool, bool, bool]
+"""One compiled pattern: its regex's ``search``, whether it excludes (``False`` for ``!x``),
+whether the regex has the :data:`_DIR_MARK` group, and whether it names its last path segment
+literally (no ``*``, ``?`` or ``[``: ``!.env.example``, ``!config/.git/``), which is what an
+explicit re-include of an always-excluded path takes (:func:`_reincluded`)."""
+
+_WILDCARD = re.compile(r"(?<!\\)[*?\[]")
+
+
+def _names_literally(pattern: str) -> bool:
+    """Whether the gitignore ``pattern`` names its last path segment without a wildcard."""
+    last = pattern.removeprefix("!").strip().rstrip("/").rsplit("/", 1)[-1]
+    return bool(last) and _WILDCARD.search(last) is None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -113,31 +123,42 @@ class IgnoreRules:
     def file_verdict(self, rel: str) -> bool | None:
         """For the file (or non-directory entry) at ``rel``: ``True`` (excluded), ``False``
         (re-included by a ``!`` pattern) or ``None`` (no pattern matches it)."""
-        for search, excludes, has_mark in self._rules:
-            match = search(rel)
+        rule = self.file_rule(rel)
+        return None if rule is None else rule[1]
+
+    def file_rule(self, rel: str) -> _Rule | None:
+        """The pattern that decides for the file at ``rel`` (see :meth:`file_verdict`), or ``None``."""
+        for rule in self._rules:
+            match = rule[0](rel)
             if match is None:
                 continue
-            if has_mark and match.start(_DIR_MARK) != -1:
+            if rule[2] and match.start(_DIR_MARK) != -1:
                 continue  # the pattern matched a directory above the file, not the file
-            return excludes
+            return rule
         return None
 
     def dir_verdict(self, rel: str) -> bool | None:
         """:meth:`file_verdict` for the directory at ``rel``, tested as ``rel + "/"`` so that
         directory-only rules (``build/``) apply."""
+        rule = self.dir_rule(rel)
+        return None if rule is None else rule[1]
+
+    def dir_rule(self, rel: str) -> _Rule | None:
+        """The pattern that decides for the directory at ``rel`` (see :meth:`dir_verdict`)."""
         probe = rel + "/"
         end = len(probe)
-        for search, excludes, has_mark in self._rules:
+        for rule in self._rules:
+            search = rule[0]
             match = search(probe)
             if match is None:
                 continue
-            if has_mark and match.end(_DIR_MARK) not in (-1, end):
+            if rule[2] and match.end(_DIR_MARK) not in (-1, end):
                 # The mark is an inner slash: the pattern matched a directory above this one,
                 # unless it also matches at the final slash (the unanchored ``*/``).
                 match = search(probe, end - 1)
                 if match is None or match.end(_DIR_MARK) != end:
                     continue
-            return excludes
+            return rule
         return None
 
     def excludes_file(self, rel: str) -> bool:
@@ -177,7 +198,8 @@ def compile_ignore_rules(text: str, source: str) -> IgnoreRules:
         regex = getattr(pattern, "regex", None)
         if include is None or regex is None:
             continue  # comment or blank line
-        rules.append((regex.search, include, _DIR_MARK in regex.groupindex))
+        text = getattr(pattern, "pattern", "") or ""
+        rules.append((regex.search, include, _DIR_MARK in regex.groupindex, _names_literally(text)))
     return IgnoreRules(
         spec=spec,
         source=source,
@@ -246,9 +268,13 @@ class FilesystemSource:
         """Yield a :class:`SourceFile`, :class:`SkippedFile` or :class:`DiscoveryProblem` per path
         looked at, root by root (a generator; nothing is walked before the first ``next``).
         Never raises for one bad path."""
-        internal = _dir_keys(self.internal_dirs)
+        places = _Places(
+            internal_keys=_dir_keys(self.internal_dirs),
+            internal_paths=tuple(os.path.realpath(d) for d in self.internal_dirs),
+            root_paths=tuple(sorted({os.path.realpath(r.path) for r in roots}, key=len, reverse=True)),
+        )
         for root in roots:
-            yield from self._discover_root(root, internal)
+            yield from self._discover_root(root, places)
 
     def read_bytes(self, file: SourceFile) -> bytes:
         """The whole file's bytes (following symlinks).
@@ -262,7 +288,7 @@ class FilesystemSource:
 
     # -- walking -----------------------------------------------------------------------------
 
-    def _discover_root(self, root: Root, internal: frozenset[tuple[int, int]]) -> Iterator[_Item]:
+    def _discover_root(self, root: Root, places: _Places) -> Iterator[_Item]:
         configured = root.path
         real = os.path.realpath(configured)
         try:
@@ -316,12 +342,17 @@ class FilesystemSource:
             if is_dir and not recursive:
                 continue
             category = always_excluded(name, is_dir=is_dir, parent=prefix[:-1])
-            if category is not None and not (can_reinclude and _verdict(levels, rel, is_dir=is_dir) is False):
+            if category is None and is_dir and entry.path in places.internal_paths:
+                category = "workspace_internal"
+            if category is not None and not (can_reinclude and _reincluded(levels, rel, is_dir=is_dir)):
                 yield ExcludedPath(Path(entry.path), configured, category, is_dir)
                 continue
 
             if is_dir:
                 if _excludes_dir(levels, rel):
+                    continue
+                if is_symlink and (category := places.link_exclusion(entry.path, is_dir=True)) is not None:
+                    yield ExcludedPath(Path(entry.path), configured, category, True)
                     continue
                 try:
                     dir_stat = os.stat(entry.path)
@@ -329,7 +360,7 @@ class FilesystemSource:
                     yield _problem(Path(entry.path), configured, exc)
                     continue
                 key = (dir_stat.st_dev, dir_stat.st_ino)
-                if key in internal:
+                if key in places.internal_keys:
                     yield ExcludedPath(Path(entry.path), configured, "workspace_internal", True)
                     continue
                 if key in chain:
@@ -359,6 +390,9 @@ class FilesystemSource:
                 continue  # our configuration, not content: never yielded, nor counted
             if _excludes_file(levels, rel):
                 continue
+            if is_symlink and (category := places.link_exclusion(entry.path, is_dir=False)) is not None:
+                yield ExcludedPath(Path(entry.path), configured, category)
+                continue
             path = Path(entry.path)
             if os.path.splitext(name)[1].lower() in BINARY_SUFFIXES:
                 yield SkippedFile(path, configured, "binary_suffix")
@@ -379,6 +413,39 @@ class FilesystemSource:
                 yield SourceFile(path, configured, size, file_stat.st_mtime_ns)
 
 
+@dataclass(frozen=True, slots=True)
+class _Places:
+    """What a walk must recognise beyond names: the workspace's internal folders (by device and
+    inode, and by real path, for a folder created after the walk began, such as the logs), and
+    the real paths of all roots, longest first, to judge where a symbolic link leads."""
+
+    internal_keys: frozenset[tuple[int, int]]
+    internal_paths: tuple[str, ...]
+    root_paths: tuple[str, ...]
+
+    def link_exclusion(self, link: str, *, is_dir: bool) -> ExclusionCategory | None:
+        """Why the target of the symbolic link ``link`` must not be indexed: it lies outside every
+        root (``outside_roots``: a repository may hold ``notes.md -> ~/.ssh/id_rsa``), inside a
+        workspace-internal folder, or a name on its way from its root is always excluded
+        (``docs/key.md -> ../.ssh/id_rsa``); ``None`` when it may be followed."""
+        target = os.path.realpath(link)
+        for internal in self.internal_paths:
+            if target == internal or target.startswith(internal + os.sep):
+                return "workspace_internal"
+        for root in self.root_paths:
+            if target == root:
+                return None
+            if target.startswith(root.rstrip(os.sep) + os.sep):
+                parts = target[len(root.rstrip(os.sep)) + 1 :].split(os.sep)
+                for depth, name in enumerate(parts):
+                    last = depth == len(parts) - 1
+                    category = always_excluded(name, is_dir=is_dir or not last, parent="/".join(parts[:depth]))
+                    if category is not None:
+                        return category
+                return None
+        return "outside_roots"
+
+
 _RuleLevels = tuple[tuple[int, IgnoreRules], ...]
 """The ignore rules in force in one directory, shallowest first: ``(start, rules)`` pairs where
 ``rules`` come from the root (``start == 0``; the root's file or the defaults) or from a nested
@@ -397,15 +464,16 @@ def _excludes_file(levels: _RuleLevels, rel: str) -> bool:
     return levels[0][1].excludes_file(rel)
 
 
-def _verdict(levels: _RuleLevels, rel: str, *, is_dir: bool) -> bool | None:
-    """The deciding verdict of the rules in force for the entry at root-relative ``rel``:
-    ``True`` (excluded), ``False`` (let in by a ``!`` pattern) or ``None`` (no pattern matches);
-    precedence as :func:`_excludes_file`."""
+def _reincluded(levels: _RuleLevels, rel: str, *, is_dir: bool) -> bool:
+    """Whether the rules in force let the entry at root-relative ``rel`` in explicitly: the
+    deciding pattern (precedence as :func:`_excludes_file`) is a ``!`` pattern that names the
+    entry's last segment literally. ``!*``, ``!**`` or ``!*.pem`` let ordinary files in, never an
+    always-excluded one: a broad negation must not switch the secret protection off."""
     for start, rules in reversed(levels):
-        verdict = rules.dir_verdict(rel[start:]) if is_dir else rules.file_verdict(rel[start:])
-        if verdict is not None:
-            return verdict
-    return None
+        rule = rules.dir_rule(rel[start:]) if is_dir else rules.file_rule(rel[start:])
+        if rule is not None:
+            return not rule[1] and rule[3]
+    return False
 
 
 def _dir_keys(paths: Sequence[Path]) -> frozenset[tuple[int, int]]:

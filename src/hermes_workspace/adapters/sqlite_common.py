@@ -5,10 +5,12 @@ transactions, and filter searches by path prefix and glob."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import apsw
 
@@ -51,6 +53,29 @@ def stored_path(path: object) -> str:
             f"cannot index {display_name(str(path))}: {exc}",
             hint="Rename the file, or add it to .hermesignore.",
         ) from exc
+
+
+def open_reader(path: Path) -> apsw.Connection:
+    """A read-only connection to the index file ``path``.
+
+    Reading a WAL database needs its ``-shm`` file, which SQLite creates beside it; in a folder
+    this process may not write (a read-only home, a shared index), that fails with "attempt to
+    write a readonly database" although nothing is to be written. The file is then opened with
+    ``immutable=1``: SQLite reads it without the ``-shm`` file or locks, which is safe because no
+    writer can work in that folder either (one running as another user would make reads fail,
+    never return a mix).
+
+    Raises:
+        apsw.Error: the file cannot be opened either way (translated by the callers).
+    """
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        return conn
+    except (apsw.ReadOnlyError, apsw.CantOpenError):
+        conn.close()
+    uri = "file:" + quote(os.fspath(path)) + "?immutable=1"
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
 
 
 def register_glob_function(conn: apsw.Connection) -> None:

@@ -54,10 +54,11 @@ import apsw
 
 from hermes_workspace.adapters.sqlite_common import (
     checked_connection,
-    stored_path,
     immediate_transaction,
+    open_reader,
     path_filters,
     register_glob_function,
+    stored_path,
     translated_sqlite_errors,
 )
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, StoreUnusableError
@@ -300,8 +301,9 @@ class SqliteFts5Store:
         with self._translate("open"):
             if not readonly:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-            conn = apsw.Connection(str(self.path), flags=flags)
+            conn = open_reader(self.path) if readonly else apsw.Connection(
+                str(self.path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+            )
             self._conn = conn
             try:
                 conn.set_busy_timeout(self.busy_timeout_ms)

@@ -48,6 +48,7 @@ import apsw
 from hermes_workspace.adapters.sqlite_common import (
     checked_connection,
     immediate_transaction,
+    open_reader,
     path_filters,
     register_glob_function,
     translated_sqlite_errors,
@@ -157,8 +158,9 @@ class SqliteVecIndex:
         if not self.path.exists():
             raise IndexNotFoundError(f"no index at {self.path}")
         with self._translate("open"):
-            flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE
-            conn = apsw.Connection(str(self.path), flags=flags)
+            conn = open_reader(self.path) if readonly else apsw.Connection(
+                str(self.path), flags=apsw.SQLITE_OPEN_READWRITE
+            )
             try:
                 conn.set_busy_timeout(self.busy_timeout_ms)
                 self._load_extension(conn, sqlite_vec.loadable_path())

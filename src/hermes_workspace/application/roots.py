@@ -8,6 +8,7 @@ from pathlib import Path
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
 from hermes_workspace.domain.model import Root, RootChange
+from hermes_workspace.domain.paths import display_name, to_storage
 from hermes_workspace.domain.ports import ConfigRepository
 
 
@@ -127,13 +128,19 @@ def _existing_directory(candidate: Path) -> Path:
                 f"root is not a directory: {candidate}",
                 hint="Roots are directories; add the folder that holds the file.",
             )
-        return candidate.resolve()
+        resolved = candidate.resolve()
     except OSError as exc:  # a parent folder without permission, a name too long, a loop...
         reason = exc.strerror or type(exc).__name__
         raise RootNotFoundError(
             f"cannot look at {candidate}: {reason}",
             hint="Check the path and the permissions of the folders on the way to it.",
         ) from exc
+    try:
+        to_storage(str(resolved))
+    except ValueError as exc:  # every file under it would fail
+        raise UsageError(f"cannot index {display_name(str(resolved))}: {exc}",
+                         hint="Rename the folder, or add a folder below it.") from exc
+    return resolved
 
 
 def _non_empty(path: Path | str) -> Path | str:

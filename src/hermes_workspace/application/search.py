@@ -368,7 +368,10 @@ def fuse(
 
     Only the first ``sparse_top_k`` and ``dense_top_k`` hits of each list are fused (the head);
     hits found deeper, fetched because a caller asked for more than that, follow the head in
-    their own fused order. So asking for 100 hits does not reorder the first ones.
+    their own fused order. So asking for 100 hits does not reorder the first ones. A deeper hit's
+    ``score`` is its RRF score capped at the last head score, so that ``score`` never increases
+    down the list; its ``fused_score`` keeps the uncapped value (a keyword rank of 41 weighted 4:1
+    can outscore a dense-only rank of 40 in the head).
     """
     by_key: dict[Hashable, SearchHit] = {}
     similarity: dict[Hashable, float] = {}
@@ -383,10 +386,11 @@ def fuse(
     in_head = {f.key for f in head}
     full = {f.key: f for f in reciprocal_rank_fusion([sparse_keys, dense_keys], w, rrf_k)}
     tail = [f for f in full.values() if f.key not in in_head]
+    cap = head[-1].score if head else math.inf
     return [
         replace(
             by_key[f.key],
-            score=f.score,
+            score=f.score if f.key in in_head else min(f.score, cap),
             fused_score=f.score,
             keyword_rank=full[f.key].ranks[0],
             semantic_rank=full[f.key].ranks[1],

@@ -5,8 +5,8 @@ built-in defaults) decide alone. A root whose ``.gitignore`` says only ``*.log``
 ``.env``, ``server.key`` and ``.git/`` for indexing, and a search would serve secrets to an agent.
 So a small deny list applies in every root before those rules: secrets (environment files, keys
 and certificates, credential stores), version-control folders, and the workspace's own files.
-Only an explicit re-include in a ``.hermesignore`` (a ``!pattern`` matching the path itself, the
-last matching pattern as gitignore decides) lets such a path in; a ``.gitignore`` cannot, because
+Only an explicit re-include in a ``.hermesignore`` (the deciding ``!pattern``, as gitignore
+decides, naming the path's last segment literally: ``!.env.example``, not ``!*``) lets such a path in; a ``.gitignore`` cannot, because
 it was written for git, not for a search index.
 
 Matching is by entry name (case-insensitive, since ``.ENV`` on a case-insensitive file system is
@@ -21,12 +21,14 @@ import re
 from fnmatch import translate
 from typing import Literal
 
-ExclusionCategory = Literal["secret", "version_control", "workspace_internal"]
+ExclusionCategory = Literal["secret", "version_control", "workspace_internal", "outside_roots"]
 """Why a path is always excluded: ``secret`` (a file or folder that holds credentials),
 ``version_control`` (a repository's own database: ``.git``...), ``workspace_internal`` (the
-workspace's index, logs and model files)."""
+workspace's index, logs and model files), ``outside_roots`` (a symbolic link whose target lies
+outside every root: a cloned repository may hold ``notes.md -> ~/.ssh/id_rsa``; add the target's
+folder as a root to index it)."""
 
-EXCLUSION_CATEGORIES: tuple[ExclusionCategory, ...] = ("secret", "version_control", "workspace_internal")
+EXCLUSION_CATEGORIES: tuple[ExclusionCategory, ...] = ("secret", "version_control", "workspace_internal", "outside_roots")
 
 SECRET_FILE_PATTERNS: tuple[str, ...] = (
     # environment files: dotenv and its variants (.env.local, .env.production, prod.env), direnv
@@ -36,7 +38,8 @@ SECRET_FILE_PATTERNS: tuple[str, ...] = (
     "*.ppk", "*.kdbx", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
     # credential stores of common tools
     ".netrc", "_netrc", ".pgpass", ".git-credentials", ".pypirc", ".npmrc", ".htpasswd",
-    ".dockercfg", "*.tfstate", "*.tfstate.*",
+    ".dockercfg", "*.tfstate", "*.tfstate.*", "credentials.json", "service-account*.json", "kubeconfig",
+    "*.kubeconfig", "secrets.yaml", "secrets.yml",
 )
 """File names (fnmatch patterns, compared lower-cased) that are secrets wherever they are."""
 

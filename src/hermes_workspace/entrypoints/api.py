@@ -29,6 +29,7 @@ from hermes_workspace.container import WORKERS_LIMIT, Container, build_container
 from hermes_workspace.domain.errors import IndexNotFoundError, UsageError
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
+from hermes_workspace.domain.semantic import SEARCH_MODES
 from hermes_workspace.entrypoints.logging_setup import configure_library_logging
 
 ProgressCallback = Callable[[int, int, Path], object]
@@ -220,6 +221,8 @@ class Workspace:
         _check_type("query", query, str)
         _check_type("glob", glob, (str, type(None)))
         _check_type("mode", mode, (str, type(None)))
+        if mode is not None and mode not in SEARCH_MODES:
+            raise UsageError(f"unknown search mode {mode!r}", hint=f"Use one of: {', '.join(SEARCH_MODES)}.")
         _check_type("path", path, (str, os.PathLike, type(None)))
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise UsageError(f"limit must be a whole number or None, got {limit!r}")
@@ -240,12 +243,24 @@ class Workspace:
         :data:`~hermes_workspace.domain.semantic.SemanticStatus`), ``"provider"``, ``"model"``,
         ``"default_mode"``, ``"vectors"`` (counts, or ``None``), ``"note"}``."""
         config = self._container.config()
-        search = self._container.search_workspace()
-        status, vectors, note = search.semantic_status()
         provider, model = config.embedder.provider, config.embedder.model_name
-        if self._container.embedder.overridden:  # an embedder given to Workspace.open
+        custom = self._container.embedder.overridden  # an embedder given to Workspace.open
+        if custom:
             embedder = self._container.embedder()
             provider, model = "custom", (embedder.signature if embedder is not None else None)
+        try:
+            search = self._container.search_workspace()
+        except IndexNotFoundError:  # before the first index: nothing to count yet
+            enabled = custom or config.embedder.enabled
+            return {
+                "status": "indexing" if enabled else "disabled",
+                "provider": provider,
+                "model": model,
+                "default_mode": ("hybrid" if custom and config.retriever.mode == "auto" else config.default_mode),
+                "vectors": None,
+                "note": "nothing is indexed yet: run `hermes-workspace index`" if enabled else None,
+            }
+        status, vectors, note = search.semantic_status()
         return {
             "status": status,
             "provider": provider,

@@ -7,10 +7,11 @@ mode a short message on stderr; the exit code is the error's (see domain/errors.
 command-line mistake, 0 for success including "no results". Never a traceback: unexpected errors
 are logged with their traceback to ``HERMES_HOME/logs/workspace.log``.
 
-SIGTERM stops a command like Ctrl-C does (what is finished stays, the worker processes end) with
-the error ``terminated`` and exit 143 (128 + 15). Only :func:`main` (the console script and
-``python -m hermes_workspace``) installs that handler, for the time of the command: the Python API
-and ``app`` mounted in a host program never touch the host's signal handling.
+SIGTERM and SIGHUP stop a command like Ctrl-C does (what is finished stays, the worker processes
+end) with the error ``terminated`` and exit 128 + the signal number (143, 129). Only :func:`main`
+(the console script and ``python -m hermes_workspace``) installs those handlers, for the time of
+the command: the Python API and ``app`` mounted in a host program never touch the host's signal
+handling.
 
 To mount these commands in another cyclopts program as ``<host> workspace ...``::
 
@@ -115,7 +116,7 @@ def roots_remove(path: str, /) -> _Output:
     """
     with _workspace() as ws:
         root = ws.remove_root(path)
-    return _Output(root.to_json(), lambda con: con.print(f"Removed {root.path}"))
+    return _Output(root.to_json(), lambda con: con.print(_safe(f"Removed {root.path}"), markup=False))
 
 
 @app.command(name="index")
@@ -279,8 +280,8 @@ def launcher(
         return _emit_error(_usage_error(exc))
     except WorkspaceError as exc:
         return _emit_error(exc)
-    except Terminated:
-        return _emit_error(_terminated(), 143)
+    except Terminated as stop:
+        return _emit_error(_terminated(stop.signum), 128 + stop.signum)
     except KeyboardInterrupt:
         return _emit_error(_interrupted(), 130)
     except Exception as exc:  # a bug: log the traceback, show a clean error
@@ -337,40 +338,55 @@ def _interrupted() -> WorkspaceError:
 
 
 class Terminated(KeyboardInterrupt):  # noqa: N818 - named like KeyboardInterrupt, its base
-    """Raised in the main thread by the SIGTERM handler of :func:`main`. A ``KeyboardInterrupt``,
-    so that every layer stops on it exactly as on Ctrl-C (the open batch of files is committed,
-    the worker processes are terminated), and the CLI reports ``terminated``, exit 143."""
+    """Raised in the main thread by the SIGTERM (or SIGHUP) handler of :func:`main`. A
+    ``KeyboardInterrupt``, so that every layer stops on it exactly as on Ctrl-C (the open batch of
+    files is committed, the worker processes are terminated), and the CLI reports ``terminated``,
+    exit 128 + ``signum`` (143 for SIGTERM, 129 for SIGHUP: the terminal was closed)."""
+
+    def __init__(self, signum: int = 15) -> None:
+        super().__init__()
+        self.signum = signum
 
 
-def _terminated() -> WorkspaceError:
-    return _stopped("terminated", "terminated (SIGTERM)")
+def _terminated(signum: int = 15) -> WorkspaceError:
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    return _stopped("terminated", f"terminated ({name})")
+
+
+_STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+"""Signals that stop a command like Ctrl-C: a service manager's stop, and a closed terminal."""
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
-    # Once: a second SIGTERM while the run stops takes the default action (the process ends at
+    # Once: a second signal while the run stops takes the default action (the process ends at
     # once; its worker processes still end, see adapters/process_pool.py).
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    raise Terminated
+    signal.signal(signum, signal.SIG_DFL)
+    raise Terminated(signum)
 
 
 @contextmanager
 def _sigterm_stops_the_command() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` in the main thread while the block runs; the previous
-    handler is restored afterwards. Nothing is installed outside the main thread (Python allows
-    signal handlers there only), on a platform without SIGTERM, or when SIGTERM is ignored (as
-    Python itself leaves an ignored SIGINT alone)."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or not hasattr(signal, "SIGTERM")
-        or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
-    ):
+    """SIGTERM and SIGHUP (:data:`_STOP_SIGNALS`) raise :class:`Terminated` in the main thread
+    while the block runs; the previous handlers are restored afterwards. Nothing is installed
+    outside the main thread (Python allows signal handlers there only), for a signal the platform
+    lacks, or for one that is ignored (``nohup`` ignores SIGHUP; Python itself leaves an ignored
+    SIGINT alone)."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous: dict[int, Any] = {}
+    for name in _STOP_SIGNALS:
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, _raise_terminated)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _usage_error(exc: CycloptsError) -> UsageError:
@@ -406,10 +422,14 @@ def _safe(text: object) -> str:
 
 def _human_roots(console: Any, roots: list[Any]) -> None:
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table("path", "recursive", "primary", box=None)
+    table = Table(box=None)
+    table.add_column("path", overflow="fold")  # a path cut with an ellipsis cannot be copied
+    table.add_column("recursive")
+    table.add_column("primary")
     for r in roots:
-        table.add_row(_safe(r.path), "yes" if r.recursive else "no", "yes" if r.primary else "")
+        table.add_row(Text(_safe(r.path)), "yes" if r.recursive else "no", "yes" if r.primary else "")
     console.print(table)
 
 
@@ -469,13 +489,13 @@ def _human_hits(console: Any, hits: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry: run the CLI and return its exit code (never raises). Output that
     cannot be written (stdout closed, disk full, a closed pipe) ends the run with exit 74.
-    While it runs, SIGTERM stops the command like Ctrl-C (error ``terminated``, exit 143)."""
+    While it runs, SIGTERM and SIGHUP stop the command like Ctrl-C (error ``terminated``, exit 143 or 129)."""
     tokens = sys.argv[1:] if argv is None else argv
     try:
         with _sigterm_stops_the_command():
             return _main(tokens)
-    except Terminated:  # after the command's own handling (its output is written): just the code
-        return 143
+    except Terminated as stop:  # after the command's own handling (its output is written): just the code
+        return 128 + stop.signum
     except (OSError, AttributeError, ValueError) as exc:
         if sys.stdout is not None and not _stdout_broken(exc):
             raise
@@ -506,8 +526,8 @@ def _main(tokens: list[str]) -> int:
     except CycloptsError as exc:
         _options.human = "--human" in tokens
         return _emit_error(_usage_error(exc))
-    except Terminated:
-        return _emit_error(_terminated(), 143)
+    except Terminated as stop:
+        return _emit_error(_terminated(stop.signum), 128 + stop.signum)
     except KeyboardInterrupt:
         return _emit_error(_interrupted(), 130)
     return result if isinstance(result, int) else 0
