@@ -288,8 +288,8 @@ ENCODINGS: tuple[Encoding, ...] = (
     Encoding("cp437", ("cp437",), _WESTERN, DOS_SYMBOLS),
     Encoding("cp850", ("cp850",), _WESTERN, DOS_SYMBOLS),
     Encoding("cp1251", ("cp1251",), CYRILLIC),
-    Encoding("koi8_r", ("koi8_r",), CYRILLIC),
-    Encoding("koi8_u", ("koi8_u",), CYRILLIC),
+    Encoding("koi8_r", ("koi8_r",), CYRILLIC, DOS_SYMBOLS),
+    Encoding("koi8_u", ("koi8_u",), CYRILLIC, DOS_SYMBOLS),
     Encoding("iso8859_5", ("iso8859_5",), CYRILLIC),
     Encoding("cp866", ("cp866",), CYRILLIC, DOS_SYMBOLS),
     Encoding("cp1253", ("cp1253",), (GREEK,)),
@@ -361,6 +361,10 @@ _UTF8_AS_LATIN = re.compile(
 """A UTF-8 lead byte (C2, C3, E2) read as windows-1252 or Latin-1 (``Â Ã â``), followed by what a
 continuation byte (80-BF) reads as there: ``Ã©`` for ``é``, ``Ã\u00a0`` for ``à``, ``â€™`` for
 ``’``. No orthography writes them so; bytes that do are UTF-8 in a legacy-encoded file."""
+
+_TRIPLED = re.compile(r"([^\W\d_a-zA-Z])\1\1", re.IGNORECASE)
+"""A non-ASCII letter (or syllable, or ideograph) three times in a row: no orthography writes
+so but laughter (``ههه``, ``哈哈哈``); box drawing read as letters does (``ؤؤؤ``, ``컴컴컴``, ``ДДД``)."""
 
 _SUPERSCRIPTS = frozenset("¹²³")
 """Superscript digits, which follow a letter or digit (``m²``, ``10³``); alone they are a doubt
@@ -1050,10 +1054,7 @@ def _scan_token(token: str, reading: Reading, allowed: set[str], tally: _Tally) 
         after_letter = index > 0 and token[index - 1].isalpha()
         before_letter = index + 1 < end and token[index + 1].isalpha()
         if kind == "unusual" and (
-            char not in reading.symbols
-            or after_letter
-            or before_letter
-            or (index + 1 < end and token[index + 1] in reading.symbols and not _connect(char, token[index + 1]))
+            char not in reading.symbols or after_letter or before_letter or not _in_drawing(token, index, reading.symbols)
         ):
             reading.flaw("unusual symbols", char)
         if unicodedata.category(char) in ("Sc", "Sm", "So", "Sk", "No") and (
@@ -1073,6 +1074,35 @@ def _scan_token(token: str, reading: Reading, allowed: set[str], tally: _Tally) 
     return None
 
 
+def _in_drawing(token: str, index: int, symbols: frozenset[str]) -> bool:
+    """Whether the pseudo-graphics character ``token[index]`` (:data:`DOS_SYMBOLS`) fits a drawing:
+    it connects with its neighbours (:func:`_connect`); a corner or junction has no stroke
+    dangling at the token's edge (``├──``, ``──┤``, ``│`` but not a lone ``╢``; a plain
+    horizontal line may end anywhere: ``─── Menu ───``); a shade (``░▒▓``) stands in a run of
+    blocks. Otherwise it is the single symbol or letter of another code page (``¶``, ``²``)."""
+    char = token[index]
+    before = token[index - 1] if index > 0 and token[index - 1] in symbols else ""
+    after = token[index + 1] if index + 1 < len(token) and token[index + 1] in symbols else ""
+    if after and not _connect(char, after):
+        return False
+    sides = _box_sides(char)
+    if sides is None:
+        return char not in _SHADES or bool(before or after)
+    if _box_line(char):
+        return True
+    return (bool(before) or not sides[0]) and (bool(after) or not sides[1])
+
+
+_SHADES = frozenset("░▒▓")
+
+
+@lru_cache(maxsize=256)
+def _box_line(char: str) -> bool:
+    """Whether the box-drawing character is a plain horizontal line (``─ ═ ━``), no junction."""
+    name = unicodedata.name(char, "")
+    return "HORIZONTAL" in name and not any(word in name for word in ("VERTICAL", "UP", "DOWN"))
+
+
 @lru_cache(maxsize=256)
 def _connect(left: str, right: str) -> bool:
     """Whether two pseudo-graphics characters (:data:`DOS_SYMBOLS`) can stand side by side in a
@@ -1085,6 +1115,7 @@ def _connect(left: str, right: str) -> bool:
     return sides[0][1] == sides[1][0]
 
 
+@lru_cache(maxsize=256)
 def _box_sides(char: str) -> tuple[bool, bool] | None:
     """For a box-drawing character, whether it has a stroke on its left and on its right side
     (from its Unicode name: ``... DOWN AND RIGHT``, ``... HORIZONTAL``); ``None`` for a block
@@ -1147,6 +1178,9 @@ def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
             if 0 < index < len(word) - 1 and _script(word[index - 1]) == "Hangul" == _script(word[index + 1]):
                 tally.hanja_in_hangul += 1
     letters = [c for c in word if c.isalpha()]
+    tripled = _TRIPLED.search(word)
+    if tripled is not None:
+        reading.doubt("a letter three times in a row", tripled.group())
     medial = sum(1 for c in letters[:-1] if c in _WORD_FINAL)
     if medial:
         reading.flaw("word-final letters inside words", word[:40], medial)
