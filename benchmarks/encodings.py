@@ -5,7 +5,9 @@
 A corpus of realistic text in 16 languages, each encoded in the legacy encodings it is really
 found in (cp1251 and KOI8-R Russian, cp1252 and Latin-1 German, cp1250 and ISO-8859-2 Polish,
 Shift-JIS and EUC-JP Japanese, ...), cut into samples of 1 line, 2 lines, 4 lines and the whole
-paragraph (8 lines), plus source files with a comment and a string in that language. Every sample
+paragraph (8 lines), plus source files with a comment and a string in that language; and a
+``trial`` set of mostly-ASCII lines (one accented word, one symbol, a word of another alphabet)
+and DOS code-page text (box drawing, accented Latin in code pages 437 and 850). Every sample
 is decoded and classed as *correct* (exactly the original text), *refused* (``DecodeError`` or
 ``BinaryContentError``) or *wrong* (any other text: mojibake, the worst outcome). Negative samples
 (random bytes, binary-ish data without NUL, UTF-8 with a stray legacy byte, two legacy encodings
@@ -762,9 +764,9 @@ class Sample:
 
 
 def samples() -> Iterator[Sample]:
-    """Every sample of the corpus, in a fixed order: for each text set (``TEXTS`` then
-    ``HELD_OUT``), language and encoding, each line alone, consecutive pairs, the two halves
-    (4 lines), the whole paragraph and a source file; then the negative samples."""
+    """Every sample of the corpus, in a fixed order: for each text set (``TEXTS``, ``HELD_OUT``,
+    ``FRESH``, ``TRIAL``), language and encoding, each line alone, consecutive pairs, the two
+    halves (4 lines), the whole paragraph and a source file; then the negative samples."""
     for corpus, texts in (("tuning", TEXTS), ("held-out", HELD_OUT), ("fresh", FRESH), ("trial", TRIAL)):
         yield from _cut(corpus, texts)
     yield from negatives()
@@ -912,8 +914,8 @@ SIZES = ("1 line", "2 lines", "4 lines", "paragraph", "code")
 
 
 def summarize(outcomes: list[Outcome]) -> dict[str, object]:
-    """Counts of each result by corpus (``tuning``, ``held-out``) and size, the negatives, and the
-    time per call in milliseconds by size."""
+    """Counts of each result by corpus (``tuning``, ``held-out``, ``fresh``, ``trial``) and size,
+    the negatives, and the time per call in milliseconds by size."""
     table: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     times: dict[str, list[float]] = defaultdict(list)
     for outcome in outcomes:
