@@ -5,7 +5,9 @@
 A corpus of realistic text in 16 languages, each encoded in the legacy encodings it is really
 found in (cp1251 and KOI8-R Russian, cp1252 and Latin-1 German, cp1250 and ISO-8859-2 Polish,
 Shift-JIS and EUC-JP Japanese, ...), cut into samples of 1 line, 2 lines, 4 lines and the whole
-paragraph (8 lines), plus source files with a comment and a string in that language. Every sample
+paragraph (8 lines), plus source files with a comment and a string in that language; and a
+``trial`` set of mostly-ASCII lines (one accented word, one symbol, a word of another alphabet)
+and DOS code-page text (box drawing, accented Latin in code pages 437 and 850). Every sample
 is decoded and classed as *correct* (exactly the original text), *refused* (``DecodeError`` or
 ``BinaryContentError``) or *wrong* (any other text: mojibake, the worst outcome). Negative samples
 (random bytes, binary-ish data without NUL, UTF-8 with a stray legacy byte, two legacy encodings
@@ -643,6 +645,103 @@ FRESH: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     )),
 }
 
+TRIAL: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # Issue 8's new-user trial: mostly-ASCII lines with a few non-ASCII characters (one accented
+    # word, one symbol, a word of another alphabet) and the DOS code pages (box drawing, accented
+    # Latin in old README/.nfo files). Written to find misreads of that kind; the rule was then
+    # tuned on them, so they are not an unbiased check.
+    "dos-tables": (("cp437", "cp850", "cp866"), (
+        "┌──────────┬───────┐",
+        "│ Name     │ Size  │",
+        "├──────────┼───────┤",
+        "│ GAME.EXE │ 12 KB │",
+        "└──────────┴───────┘",
+        "╔══════════════════╗",
+        "║  SETUP COMPLETE  ║",
+        "╚══════════════════╝",
+    )),
+    "dos-nfo": (("cp437",), (
+        "┌──┐ box drawing │",
+        "▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄",
+        "█  RELEASE NOTES 1.2  █",
+        "▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀",
+        "░▒▓ Supplied by The Crew ▓▒░",
+        "Operating temperature: 10°C to 35°C ± 2°",
+        "Requires 640 KB of memory, ½ of it free.",
+        "■ Fast  ■ Small  ■ Free",
+    )),
+    "dos-french": (("cp850", "cp437"), (
+        "Café crème et crêpes à volonté",
+        "Le système redémarre après la mise à jour.",
+        "Sélectionnez l'option « Réseau » dans le menu.",
+        "Problème : fichier introuvable.",
+        "Où est le répertoire d'installation ?",
+        "Appuyez sur une touche pour continuer.",
+        "Français, Deutsch, Español",
+        "Société Générale, Paris",
+    )),
+    "dos-german": (("cp850", "cp437"), (
+        "Grüße aus München",
+        "Die Größe der Datei ist unverändert.",
+        "Bitte drücken Sie eine Taste.",
+        "Über dieses Programm",
+        "Straße: Königsallee 5",
+        "Änderungen vorbehalten.",
+        "Fehler: Datei wurde nicht gefunden.",
+        "Öffnungszeiten: Mo-Fr 9-18 Uhr",
+    )),
+    "dos-spanish": (("cp850",), (
+        "¿Dónde está el archivo?",
+        "Año nuevo, vida nueva.",
+        "Configuración del módem",
+        "Pulse una tecla para continuar.",
+        "El niño juega en el jardín.",
+        "Versión en español",
+        "¡Instalación terminada!",
+        "Señor García",
+    )),
+    "english-symbols": (("cp1252", "cp1250", "cp1251", "cp1253", "cp1257", "iso8859_15"), (
+        "Price: 20€ only",
+        "Copyright © 1998 Example Corp.",
+        "Windows™ 95 or later is required.",
+        "It’s a “great” deal – really.",
+        "Chapter 3 — The End",
+        "Total: 45,00 € (incl. VAT)",
+        "He said « hello » and left.",
+        "Registered® trademark, all rights reserved",
+    )),
+    "english-accents": (("cp1252", "latin_1", "cp437", "cp850"), (
+        "The café opens at nine.",
+        "A naïve approach fails here.",
+        "Send me your résumé by Friday.",
+        "We had a Café crème at the station.",
+        "This is the façade of the old building.",
+        "Piñata party on Saturday!",
+        "Zoë went home early.",
+        "The Übermensch is a concept by Nietzsche.",
+    )),
+    "english-other-alphabets": (("cp1251", "koi8_r", "cp1253", "cp1255", "cp1256"), (
+        "The Russian word мир means peace.",
+        "Файл: report.txt",
+        "Greek λόγος means word.",
+        "The Hebrew greeting is שלום.",
+        "In Arabic, كتاب is a book.",
+        "Value of π is about 3.14",
+        "See раздел 5 for details.",
+        "Author: Дмитрий Иванов",
+    )),
+    "short-latin": (("cp1252", "cp1250", "iso8859_2", "cp1257"), (
+        "Zażółć gęślą jaźń",
+        "Café crème",
+        "Crème brûlée",
+        "Déjà vu",
+        "Gdańsk, ul. Długa 5",
+        "Dobrý den",
+        "Příliš žluťoučký kůň",
+        "Smörgåsbord",
+    )),
+}
+
 CODE_TEMPLATE = '''def report(rows):
     """{doc}"""
     # {comment}
@@ -665,10 +764,10 @@ class Sample:
 
 
 def samples() -> Iterator[Sample]:
-    """Every sample of the corpus, in a fixed order: for each text set (``TEXTS`` then
-    ``HELD_OUT``), language and encoding, each line alone, consecutive pairs, the two halves
-    (4 lines), the whole paragraph and a source file; then the negative samples."""
-    for corpus, texts in (("tuning", TEXTS), ("held-out", HELD_OUT), ("fresh", FRESH)):
+    """Every sample of the corpus, in a fixed order: for each text set (``TEXTS``, ``HELD_OUT``,
+    ``FRESH``, ``TRIAL``), language and encoding, each line alone, consecutive pairs, the two
+    halves (4 lines), the whole paragraph and a source file; then the negative samples."""
+    for corpus, texts in (("tuning", TEXTS), ("held-out", HELD_OUT), ("fresh", FRESH), ("trial", TRIAL)):
         yield from _cut(corpus, texts)
     yield from negatives()
 
@@ -805,6 +904,7 @@ def load_decoder(revision: str | None) -> Callable[[bytes], str]:
     spec = importlib.util.spec_from_file_location(f"charset_decoder_{revision}", handle.name)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     Path(handle.name).unlink()
     return module.CharsetDecoder().decode
@@ -814,8 +914,8 @@ SIZES = ("1 line", "2 lines", "4 lines", "paragraph", "code")
 
 
 def summarize(outcomes: list[Outcome]) -> dict[str, object]:
-    """Counts of each result by corpus (``tuning``, ``held-out``) and size, the negatives, and the
-    time per call in milliseconds by size."""
+    """Counts of each result by corpus (``tuning``, ``held-out``, ``fresh``, ``trial``) and size,
+    the negatives, and the time per call in milliseconds by size."""
     table: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     times: dict[str, list[float]] = defaultdict(list)
     for outcome in outcomes:
@@ -830,7 +930,7 @@ def summarize(outcomes: list[Outcome]) -> dict[str, object]:
         times[sample.size].append(outcome.seconds * 1000)
     counts = {
         corpus: {size: dict(table[corpus][size]) for size in (*SIZES, "all") if size in table[corpus]}
-        for corpus in ("tuning", "held-out", "fresh", "all", "negative") if corpus in table
+        for corpus in ("tuning", "held-out", "fresh", "trial", "all", "negative") if corpus in table
     }
     timing = {
         key: {"median_ms": round(statistics.median(values), 3), "mean_ms": round(statistics.fmean(values), 3),
@@ -891,7 +991,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     corpus = list(samples())
     positives = sum(1 for s in corpus if s.text is not None)
-    languages = len(set(TEXTS) | set(HELD_OUT) | set(FRESH))
+    languages = len(set(TEXTS) | set(HELD_OUT) | set(FRESH))  # TRIAL's sets are kinds, not languages
     print(f"{len(corpus)} samples: {positives} texts in {languages} languages, {len(corpus) - positives} negatives")
     results: dict[str, object] = {}
     runs = [("after", None)] + ([("before", args.baseline)] if args.baseline else [])

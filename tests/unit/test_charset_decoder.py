@@ -301,6 +301,161 @@ def test_short_ideographic_texts_readable_as_another_language_are_refused(
         decoder.decode(text.encode(encoding))
 
 
+# -- issue 8's new-user trial: few foreign letters next to ASCII words, DOS code pages, short texts --
+
+
+def test_dos_box_drawing_is_not_read_as_arabic(decoder: CharsetDecoder) -> None:
+    # The trial's misread: windows-1256 read it as "عؤؤ؟ box drawing ³", with no doubt.
+    line = "┌──┐ box drawing │"
+    decoded = decoder.read(line.encode("cp437"))
+    assert (decoded.text, decoded.encoding) == (line, "cp437")
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [("Zażółć gęślą jaźń", "cp1250"), ("Café crème", "cp1252"), ("Price: 20€ only", "cp1252")],
+    ids=["polish-pangram", "cafe-creme", "euro"],
+)
+def test_short_texts_the_trial_found_refused_are_read(decoder: CharsetDecoder, text: str, encoding: str) -> None:
+    decoded = decoder.read(text.encode(encoding))
+    assert (decoded.text, decoded.encoding) == (text, encoding)
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("╔══════════════════╗\n║  SETUP COMPLETE  ║\n╚══════════════════╝\n", "cp437"),
+        ("┌──────────┬───────┐\n", "cp437"),
+        ("├── src\n│   └── main.c\n└── README\n", "cp437"),
+        ("Operating temperature: 10°C to 35°C ± 2°\n", "cp437"),
+        ("Café crème et crêpes à volonté\n", "cp850"),
+        ("Grüße aus München\n", "cp850"),
+    ],
+    ids=["frame", "table-rule", "tree", "degrees", "french-cp850", "german-cp850"],
+)
+def test_dos_text_is_read(decoder: CharsetDecoder, text: str, encoding: str) -> None:
+    # Code pages 437 and 850 read these bytes alike; the reading is named by the first of them.
+    assert decoder.read(text.encode(encoding)) == charset_decoder.DecodedText(text, "cp437")
+
+
+def test_koi8_r_russian_is_not_read_as_box_drawing(decoder: CharsetDecoder) -> None:
+    # Found while measuring: lower-case KOI8-R is box drawing in code page 437 ("╔┌" for "из"),
+    # which does not connect.
+    text = "# читаем конфигурацию из файла settings.ini\n"
+    assert decoder.read(text.encode("koi8_r")) == charset_decoder.DecodedText(text, "koi8_r")
+    reading = _reading(text, "koi8_r", "cp437")
+    assert reading.flaws["unusual symbols"] >= 1
+
+
+def test_a_lone_box_character_is_a_symbol_of_another_code_page(decoder: CharsetDecoder) -> None:
+    # Found while measuring: "¶" in windows-1252 is "╢" in code page 437, a junction with a
+    # stroke dangling into the space; it must not beat the other readings.
+    reading = _reading("See section ¶ for details.", "cp1252", "cp437")
+    assert reading.text == "See section ╢ for details."
+    assert reading.flaws == {"unusual symbols": 1}
+    with pytest.raises(DecodeError, match="ambiguous"):
+        decoder.decode("See section ¶ for details.".encode("cp1252"))
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding", "misread"),
+    [
+        ("A naïve approach fails here.\n", "cp1252", "A naļve approach fails here.\n"),
+        ("The Russian word мир means peace.\n", "cp1251", "The Russian word ģčš means peace.\n"),
+        ("Value of π is about 3.14\n", "cp1253", "Value of № is about 3.14\n"),
+        ("Zoë went home early.\nThe Übermensch is a concept by Nietzsche.\n", "cp437",
+         "Zo‰ went home early.\nThe šbermensch is a concept by Nietzsche.\n"),
+    ],
+    ids=["latvian-naive", "cyrillic-word-as-baltic", "pi-as-numero", "zoe-as-per-mille"],
+)
+def test_english_lines_with_a_foreign_word_are_refused_not_misread(
+    decoder: CharsetDecoder, text: str, encoding: str, misread: str
+) -> None:
+    # Each was misread while this issue was worked on, as the clean reading ``misread``.
+    data = text.encode(encoding)
+    assert any(r.text == misread and r.rejection is None and not r.flaws for r in charset_decoder.readings_of(data))
+    with pytest.raises(DecodeError, match="ambiguous"):
+        decoder.decode(data)
+
+
+def test_a_few_letters_of_another_script_never_win() -> None:
+    # "Bonjour à tous" with "à" in UTF-8 (C3 A0): windows-1256 reads one Arabic letter in French,
+    # which is doubted but must not be taken even as the only clean reading.
+    data = "Bonjour à tous, voici le compte rendu.\n".encode() + "Voilà, café\n".encode("cp1252")
+    arabic = next(r for r in charset_decoder.readings_of(data) if "cp1256" in r.encodings)
+    assert arabic.rejection is None and not arabic.flaws
+    assert arabic.doubts["a few Arabic letters among Latin words"] == 1
+    with pytest.raises(DecodeError):
+        CharsetDecoder().decode(data)
+
+
+def test_utf8_read_as_windows_1252_is_a_flaw() -> None:
+    data = "Bonjour à tous\n".encode() + "Voilà, café\n".encode("cp1252")
+    western = next(r for r in charset_decoder.readings_of(data) if "cp1252" in r.encodings)
+    assert western.text.startswith("Bonjour Ã\xa0 tous")
+    assert western.flaws["UTF-8 read as windows-1252"] == 1
+    assert western.examples["UTF-8 read as windows-1252"] == "Ã\xa0"
+
+
+def test_euro_sign_read_in_other_code_pages_is_doubted() -> None:
+    data = "Price: 20€ only".encode("cp1252")
+    cyrillic = next(r for r in charset_decoder.readings_of(data) if "cp866" in r.encodings)
+    assert cyrillic.text == "Price: 20А only"
+    assert cyrillic.doubts == {"a capital letter glued to a number": 1, "a few Cyrillic letters among Latin words": 1}
+    euro = next(r for r in charset_decoder.readings_of(data) if "cp1252" in r.encodings)
+    assert euro.doubts == {} and euro.letters == 9 < charset_decoder.MIN_EVIDENCE
+
+
+def test_a_word_of_accented_letters_only_is_doubted_and_dense_accents_are_not_a_flaw() -> None:
+    polish = _reading("Zażółć gęślą jaźń", "cp1250", "cp1250")
+    assert polish.flaws == {} and polish.doubts == {"accented letters in Latin text": 1}
+    cyrillic = _reading("Привет, как дела?", "cp1251", "cp1252")
+    assert cyrillic.text == "Ïðèâåò, êàê äåëà?"
+    assert cyrillic.flaws["accented letters in Latin text"] == 1
+    assert cyrillic.doubts["Latin words without a plain letter"] == 3
+
+
+def test_superscripts_and_number_signs_away_from_numbers_are_doubted() -> None:
+    arabic = _reading("┌──┐ box drawing │", "cp437", "cp1256")
+    assert arabic.text == "عؤؤ؟ box drawing ³"
+    assert arabic.doubts == {"superscripts after no letter or digit": 1, "a few Arabic letters among Latin words": 1}
+    numero = _reading("Value of π is about 3.14", "cp1253", "iso8859_5")
+    assert numero.text == "Value of № is about 3.14"
+    assert numero.doubts == {"number signs away from numbers": 1}
+    assert _reading("Заказ № 5 принят", "cp1251", "cp1251").doubts == {}
+
+
+def test_a_letter_three_times_in_a_row_is_doubted() -> None:
+    reading = _reading("┌──────────┬───────┐", "cp437", "cp1256")
+    assert reading.text == "عؤؤؤؤؤؤؤؤؤؤآؤؤؤؤؤؤؤ؟"
+    assert reading.doubts == {"a letter three times in a row": 1, "few of the most frequent Arabic letters": 1}
+
+
+def test_letter_frequencies_decide_between_equally_doubtful_latin_readings() -> None:
+    french = _reading("Café crème", "cp1252", "cp1252")
+    czech = _reading("Café crème", "cp1252", "cp1250")
+    assert czech.text == "Café crčme" and french.doubts == czech.doubts == {}
+    (french_odds, letters), (czech_odds, czech_letters) = (
+        charset_decoder.letter_log_odds(french),
+        charset_decoder.letter_log_odds(czech),
+    )
+    assert letters == czech_letters == 9
+    assert french_odds - czech_odds == pytest.approx(5.84, abs=0.01)
+    assert charset_decoder.letter_log_odds(_reading("Привет", "cp1251", "cp1251")) is None
+
+
+def test_letter_model_follows_gusein_zades_law() -> None:
+    import math
+
+    model, outside = charset_decoder.letter_model(charset_decoder.LATIN["English"])
+    size = charset_decoder.ALPHABET_SIZE
+    assert math.exp(model["e"]) == pytest.approx(sum(1 / k for k in range(1, size + 1)) / size)
+    assert math.exp(model["q"]) == pytest.approx(sum(1 / k for k in range(26, size + 1)) / size)
+    assert outside == pytest.approx(model["q"] - 2 * math.log(10))
+    czech, _ = charset_decoder.letter_model(charset_decoder.LATIN["Czech"])
+    assert czech["č"] == czech["w"]  # both beyond Czech's 26 listed letters: a tenth of the 26th
+
+
 # -- what makes a reading implausible, flawed or doubtful -------------------------------------------
 
 
