@@ -35,7 +35,7 @@ SECRETS = {
     "web/.npmrc": "//registry/:_authToken=abc\n",
     ".netrc": "machine example login me password pw\n",
 }
-ORDINARY = {"a.py": "print(1)\n", "docs/env.md": "How to set up .env files\n", "home/.aws/config": "[default]\n"}
+ORDINARY = {"a.py": "print(1)\n", "docs/env.md": "How to set up .env files\n", "home/.aws/notes.md": "# AWS\n"}
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -97,7 +97,7 @@ def test_secrets_and_version_control_are_excluded_whatever_the_ignore_file(root:
     items = walk(root)
 
     assert excluded(items, root) == EXPECTED_EXCLUDED
-    assert offered(items, root) == {"a.py", "docs/env.md", "home/.aws/config"} | {
+    assert offered(items, root) == {"a.py", "docs/env.md", "home/.aws/notes.md"} | {
         name for name in ignore_files if name.endswith(".gitignore")
     }
 
@@ -218,3 +218,93 @@ def test_an_internal_folder_created_during_the_walk_is_excluded(tmp_path: Path) 
 
     assert offered(items, root) == {"a.md"}
     assert excluded(items, root) == {"z-home/logs": "workspace_internal"}
+
+
+def test_a_root_inside_a_secret_or_version_control_folder_is_excluded(tmp_path: Path) -> None:
+    # Found in a trial: `roots add ~/.aws` (or ~/.ssh, repo/.git) indexed the credentials.
+    home = tmp_path.resolve() / "home"
+    write(home, {".aws/credentials": "aws_secret_access_key = X\n", ".aws/config": "[default]\n",
+                 ".aws/notes.md": "# AWS\n", ".ssh/known_hosts": "host key\n", "repo/.git/HEAD": "ref\n",
+                 ".config/gh/hosts.yml": "oauth_token: x\n"})
+    source = FilesystemSource(1 << 20)
+
+    aws = list(source.discover([Root(home / ".aws", recursive=True)]))
+    assert offered(aws, home / ".aws") == {"notes.md"}
+    assert excluded(aws, home / ".aws") == {"credentials": "secret", "config": "secret"}
+    for folder, category in ((home / ".ssh", "secret"), (home / "repo" / ".git", "version_control")):
+        [item] = list(source.discover([Root(folder, recursive=True)]))
+        assert item == ExcludedPath(folder, folder, category, True)
+    gh = list(source.discover([Root(home / ".config", recursive=True)]))
+    assert excluded(gh, home / ".config") == {"gh/hosts.yml": "secret"}
+
+
+def test_adding_a_root_inside_a_never_indexed_folder_is_refused(tmp_path: Path) -> None:
+    from hermes_workspace.adapters.memory import InMemoryConfigRepository
+    from hermes_workspace.application.roots import AddRoot
+    from hermes_workspace.domain.errors import UsageError
+
+    (tmp_path / ".ssh" / "keys").mkdir(parents=True)
+    repo = InMemoryConfigRepository()
+    with pytest.raises(UsageError, match=r"\.ssh/keys is never indexed \(secret folder\)"):
+        AddRoot(repo, tmp_path).execute(tmp_path / ".ssh" / "keys")
+    assert repo.saves == 0
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["id_rsa.bak", "server.key.orig", ".env~", ".netrc.old", "secrets.yaml.bak", ".bash_history", ".psql_history",
+     ".vault-token", ".s3cfg", ".my.cnf", "vpn.ovpn", "backup.gpg", "id_ed25519_sk"],
+)
+def test_backups_histories_and_more_credential_files_are_secrets(name: str) -> None:
+    assert always_excluded(name, is_dir=False) == "secret"
+
+
+@pytest.mark.parametrize("name", ["notes.bak", "report.old", "README.md", "history.md", "config.yml"])
+def test_ordinary_backups_are_not_secrets(name: str) -> None:
+    assert always_excluded(name, is_dir=False) is None
+
+
+def test_a_link_never_bypasses_the_ignore_rules_of_its_target(tmp_path: Path) -> None:
+    # Found in a trial: `A/anotes.md -> private/diary.md` with `private/` in A's .gitignore was indexed.
+    a, b, flat = (tmp_path.resolve() / name for name in ("a", "b", "flat"))
+    write(a, {".gitignore": "private/\n", "private/diary.md": "dear diary\n", "public/ok.md": "ok\n"})
+    write(b, {".hermesignore": "private/\n", "private/diary.md": "dear diary\n", "sub/.hermesignore": "*.tmp\n",
+              "sub/x.tmp": "tmp\n"})
+    write(flat, {"top.md": "top\n", "deep/inner.md": "inner\n"})
+    (a / "anotes.md").symlink_to(a / "private" / "diary.md")
+    (a / "pdir").symlink_to(a / "private", target_is_directory=True)
+    (a / "bnotes.md").symlink_to(b / "private" / "diary.md")
+    (a / "btmp.md").symlink_to(b / "sub" / "x.tmp")
+    (a / "okay.md").symlink_to(a / "public" / "ok.md")
+    (a / "flat-top.md").symlink_to(flat / "top.md")
+    (a / "flat-deep.md").symlink_to(flat / "deep" / "inner.md")
+    roots = [Root(a, recursive=True), Root(b, recursive=True), Root(flat, recursive=False)]
+    items = [i for i in FilesystemSource(1 << 20).discover(roots) if i.root == a]
+
+    assert offered(items, a) == {".gitignore", "public/ok.md", "okay.md", "flat-top.md"}
+    assert excluded(items, a) == {"flat-deep.md": "outside_roots"}
+
+
+def test_a_link_that_cannot_be_resolved_is_one_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found in a trial: `roots add /proc` ended in internal_error (realpath of /proc/N/exe raised).
+    import os
+
+    from hermes_workspace.domain.model import DiscoveryProblem
+
+    root = tmp_path.resolve() / "r"
+    write(root, {"a.md": "a\n", "target.md": "t\n"})
+    (root / "gone").symlink_to(root / "target.md")
+    real_realpath = os.path.realpath
+
+    def flaky(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(path).endswith("gone"):
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_realpath(path, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", flaky)
+    items = walk(root)
+
+    assert offered(items, root) == {"a.md", "target.md"}
+    assert [(i.path.name, i.error_type) for i in items if isinstance(i, DiscoveryProblem)] == [
+        ("gone", "FileNotFoundError")
+    ]

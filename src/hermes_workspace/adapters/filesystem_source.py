@@ -53,7 +53,7 @@ from hermes_workspace.domain.constants import (
     GITIGNORE_FILENAME,
     IGNORE_FILENAME,
 )
-from hermes_workspace.domain.exclusions import ExclusionCategory, always_excluded
+from hermes_workspace.domain.exclusions import ExclusionCategory, always_excluded, excluded_path
 from hermes_workspace.domain.model import DiscoveryProblem, ExcludedPath, Root, SkippedFile, SourceFile
 
 IGNORE_FILE_PRECEDENCE: tuple[str, ...] = (IGNORE_FILENAME, GITIGNORE_FILENAME)
@@ -64,6 +64,11 @@ DEFAULT_RULES_SOURCE = "<built-in default rules>"
 """:attr:`IgnoreRules.source` when a root has neither ignore file."""
 
 _Item = SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem
+
+
+class FileChangedError(OSError):
+    """A file is no longer the one the walk found (see :meth:`FilesystemSource.read_bytes`); the
+    run reports it for that file and the next run looks at it afresh."""
 
 
 _DIR_MARK = "ps_d"
@@ -271,27 +276,42 @@ class FilesystemSource:
         places = _Places(
             internal_keys=_dir_keys(self.internal_dirs),
             internal_paths=tuple(os.path.realpath(d) for d in self.internal_dirs),
-            root_paths=tuple(sorted({os.path.realpath(r.path) for r in roots}, key=len, reverse=True)),
+            roots=tuple((os.path.realpath(r.path), r) for r in roots),
         )
         for root in roots:
             yield from self._discover_root(root, places)
 
     def read_bytes(self, file: SourceFile) -> bytes:
-        """The whole file's bytes (following symlinks).
+        """The whole file's bytes (following a symlink the walk followed), if it is still the file
+        the walk saw: a regular file with the same device and inode (``file.file_id``). Between
+        the walk and the read, a file may be replaced by a link to a secret or by a FIFO (which
+        would block the run forever); the open does not block and the identity is checked on the
+        open descriptor, so what is read is what was judged.
 
         Raises:
-            OSError: unchanged (``FileNotFoundError``, ``PermissionError``, ``IsADirectoryError``...)
-                if the file vanished or became unreadable since discovery.
+            FileChangedError: it is no longer the regular file the walk saw.
+            OSError: unchanged (``FileNotFoundError``, ``PermissionError``...) if it vanished or
+                became unreadable since discovery.
         """
-        with open(file.path, "rb") as handle:
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(file.path, flags | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode) or (
+                file.file_id is not None and (found.st_dev, found.st_ino) != file.file_id
+            ):
+                raise FileChangedError(
+                    errno.ESTALE, "replaced since the walk (by another file, a link or a pipe); not read",
+                    str(file.path),
+                )
             return handle.read()
 
     # -- walking -----------------------------------------------------------------------------
 
     def _discover_root(self, root: Root, places: _Places) -> Iterator[_Item]:
         configured = root.path
-        real = os.path.realpath(configured)
         try:
+            real = os.path.realpath(configured)
             root_stat = os.stat(real)
         except OSError as exc:
             yield _problem(configured, configured, exc)
@@ -306,6 +326,13 @@ class FilesystemSource:
         except OSError as exc:
             yield _problem(configured, configured, exc)
             return
+
+        # A root inside a folder that is never indexed (~/.ssh, repo/.git, another index) is one.
+        category = excluded_path(real.split(os.sep)[1:], is_dir=True)
+        if category is not None:
+            yield ExcludedPath(configured, configured, category, True)
+            return
+        real_posix = real.rstrip(os.sep).replace(os.sep, "/")  # names' parents, for .aws/credentials
 
         rules, nested_name, problems = _load_rules(real, configured)
         yield from problems
@@ -341,7 +368,7 @@ class FilesystemSource:
 
             if is_dir and not recursive:
                 continue
-            category = always_excluded(name, is_dir=is_dir, parent=prefix[:-1])
+            category = always_excluded(name, is_dir=is_dir, parent=f"{real_posix}/{prefix}".rstrip("/"))
             if category is None and is_dir and entry.path in places.internal_paths:
                 category = "workspace_internal"
             if category is not None and not (can_reinclude and _reincluded(levels, rel, is_dir=is_dir)):
@@ -351,9 +378,12 @@ class FilesystemSource:
             if is_dir:
                 if _excludes_dir(levels, rel):
                     continue
-                if is_symlink and (category := places.link_exclusion(entry.path, is_dir=True)) is not None:
-                    yield ExcludedPath(Path(entry.path), configured, category, True)
-                    continue
+                if is_symlink:
+                    verdict = _follow(places, entry.path, configured, is_dir=True)
+                    if verdict is not None:
+                        if not isinstance(verdict, str):
+                            yield verdict
+                        continue
                 try:
                     dir_stat = os.stat(entry.path)
                 except OSError as exc:
@@ -390,9 +420,12 @@ class FilesystemSource:
                 continue  # our configuration, not content: never yielded, nor counted
             if _excludes_file(levels, rel):
                 continue
-            if is_symlink and (category := places.link_exclusion(entry.path, is_dir=False)) is not None:
-                yield ExcludedPath(Path(entry.path), configured, category)
-                continue
+            if is_symlink:
+                verdict = _follow(places, entry.path, configured, is_dir=False)
+                if verdict is not None:
+                    if not isinstance(verdict, str):
+                        yield verdict
+                    continue
             path = Path(entry.path)
             if os.path.splitext(name)[1].lower() in BINARY_SUFFIXES:
                 yield SkippedFile(path, configured, "binary_suffix")
@@ -410,40 +443,92 @@ class FilesystemSource:
             elif size == 0:
                 yield SkippedFile(path, configured, "empty")
             else:
-                yield SourceFile(path, configured, size, file_stat.st_mtime_ns)
+                yield SourceFile(path, configured, size, file_stat.st_mtime_ns, (file_stat.st_dev, file_stat.st_ino))
 
 
-@dataclass(frozen=True, slots=True)
+_IGNORED = "ignored"
+""":meth:`_Places.follow` verdict for a link whose target its root's ignore rules leave out: skipped
+without a count, as the ignored entry itself would be."""
+
+
+@dataclass(slots=True)
 class _Places:
     """What a walk must recognise beyond names: the workspace's internal folders (by device and
     inode, and by real path, for a folder created after the walk began, such as the logs), and
-    the real paths of all roots, longest first, to judge where a symbolic link leads."""
+    every root (real path and settings), to judge where a symbolic link leads."""
 
     internal_keys: frozenset[tuple[int, int]]
     internal_paths: tuple[str, ...]
-    root_paths: tuple[str, ...]
+    roots: tuple[tuple[str, Root], ...]
+    _root_rules: dict[str, tuple[IgnoreRules, str]] = field(default_factory=dict)
+    _nested_rules: dict[str, IgnoreRules | None] = field(default_factory=dict)
 
-    def link_exclusion(self, link: str, *, is_dir: bool) -> ExclusionCategory | None:
-        """Why the target of the symbolic link ``link`` must not be indexed: it lies outside every
-        root (``outside_roots``: a repository may hold ``notes.md -> ~/.ssh/id_rsa``), inside a
-        workspace-internal folder, or a name on its way from its root is always excluded
-        (``docs/key.md -> ../.ssh/id_rsa``); ``None`` when it may be followed."""
+    def follow(self, link: str, *, is_dir: bool) -> ExclusionCategory | str | None:
+        """Whether the symbolic link ``link`` may be followed: ``None`` when its target is content
+        the roots cover anyway (inside a root, at a depth it walks, not ignored by its rules);
+        :data:`_IGNORED` when its root's rules leave the target out; else the category that
+        excludes it: ``outside_roots`` (outside every root, or where no root walks: a repository
+        may hold ``notes.md -> ~/.ssh/id_rsa``), ``workspace_internal``, or the category of a
+        folder or name on its real path (``docs/key.md -> ../.ssh/id_rsa``).
+
+        Raises:
+            OSError: the target cannot be resolved (``/proc`` entries of ended processes).
+        """
         target = os.path.realpath(link)
         for internal in self.internal_paths:
             if target == internal or target.startswith(internal + os.sep):
                 return "workspace_internal"
-        for root in self.root_paths:
-            if target == root:
+        category = excluded_path(target.split(os.sep)[1:], is_dir=is_dir)
+        if category is not None:
+            return category
+        contained = False
+        for root_real, root in self.roots:
+            if target == root_real:
                 return None
-            if target.startswith(root.rstrip(os.sep) + os.sep):
-                parts = target[len(root.rstrip(os.sep)) + 1 :].split(os.sep)
-                for depth, name in enumerate(parts):
-                    last = depth == len(parts) - 1
-                    category = always_excluded(name, is_dir=is_dir or not last, parent="/".join(parts[:depth]))
-                    if category is not None:
-                        return category
+            if not target.startswith(root_real.rstrip(os.sep) + os.sep):
+                continue
+            rel = target[len(root_real.rstrip(os.sep)) + 1 :]
+            if not root.recursive and (is_dir or os.sep in rel):
+                continue  # a folder this root does not walk
+            contained = True
+            if not self._ignored(root_real, root, rel.split(os.sep), is_dir):
                 return None
-        return "outside_roots"
+        return _IGNORED if contained else "outside_roots"
+
+    def _ignored(self, root_real: str, root: Root, parts: list[str], is_dir: bool) -> bool:
+        """Whether the walk of ``root`` would leave out the entry at ``parts`` below it (an ignored
+        folder on the way, or the entry itself), with the nested ignore files on the way."""
+        if root_real not in self._root_rules:
+            rules, nested_name, _ = _load_rules(root_real, root.path)  # its problems: reported by its walk
+            self._root_rules[root_real] = (rules, nested_name)
+        rules, nested_name = self._root_rules[root_real]
+        levels: _RuleLevels = ((0, rules),)
+        prefix = ""
+        for depth, part in enumerate(parts):
+            rel = prefix + part
+            if depth == len(parts) - 1:
+                if not is_dir and part == IGNORE_FILENAME:
+                    return True
+                return _excludes_dir(levels, rel) if is_dir else _excludes_file(levels, rel)
+            if _excludes_dir(levels, rel):
+                return True
+            prefix = rel + "/"
+            folder = os.path.join(root_real, rel)
+            if folder not in self._nested_rules:
+                self._nested_rules[folder] = _nested_rules_at(folder, nested_name, root.path)
+            nested = self._nested_rules[folder]
+            if nested is not None:
+                levels = (*levels, (len(prefix), nested))
+        return False
+
+
+def _nested_rules_at(folder: str, name: str, configured: Path) -> IgnoreRules | None:
+    """The rules of the ignore file ``name`` in ``folder`` (``None``: none, unreadable or empty)."""
+    candidate = os.path.join(folder, name)
+    if not os.path.isfile(candidate):
+        return None
+    rules, _ = _read_ignore_file(candidate, configured, unreadable="")
+    return rules if rules is not None and rules.has_patterns else None
 
 
 _RuleLevels = tuple[tuple[int, IgnoreRules], ...]
@@ -451,6 +536,18 @@ _RuleLevels = tuple[tuple[int, IgnoreRules], ...]
 ``rules`` come from the root (``start == 0``; the root's file or the defaults) or from a nested
 ignore file, and ``start`` is the length of the root-relative prefix of that file's directory
 (``len("sub/")``), so ``rel[start:]`` is a path relative to it."""
+
+
+def _follow(places: _Places, link: str, configured: Path, *, is_dir: bool) -> _Item | str | None:
+    """``None`` to follow the link at ``link``; :data:`_IGNORED` to skip it silently; else the item
+    to report: an :class:`ExcludedPath`, or a :class:`DiscoveryProblem` when it cannot be resolved."""
+    try:
+        verdict = places.follow(link, is_dir=is_dir)
+    except OSError as exc:
+        return _problem(Path(link), configured, exc)
+    if verdict is None or verdict == _IGNORED:
+        return verdict
+    return ExcludedPath(Path(link), configured, verdict, is_dir)  # type: ignore[arg-type]
 
 
 def _excludes_file(levels: _RuleLevels, rel: str) -> bool:

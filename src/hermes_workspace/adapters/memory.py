@@ -25,7 +25,7 @@ from hermes_workspace.domain.errors import (
     RerankTimeoutError,
     StoreError,
 )
-from hermes_workspace.domain.exclusions import always_excluded
+from hermes_workspace.domain.exclusions import excluded_path
 from hermes_workspace.domain.model import (
     Chunk,
     DiscoveryProblem,
@@ -104,15 +104,10 @@ class InMemoryFileSource:
 
 
 def _always_excluded(path: Path, root: Path) -> ExcludedPath | None:
-    """The :class:`ExcludedPath` for ``path`` when it, or a folder on its way from ``root``, is
-    always excluded (:func:`~hermes_workspace.domain.exclusions.always_excluded`)."""
-    parts = path.relative_to(root).parts
-    for depth, name in enumerate(parts):
-        is_dir = depth < len(parts) - 1
-        category = always_excluded(name, is_dir=is_dir, parent="/".join(parts[:depth]))
-        if category is not None:
-            return ExcludedPath(path, root, category)
-    return None
+    """The :class:`ExcludedPath` for ``path`` when it, or a folder on its way (the root's own
+    included), is always excluded (:func:`~hermes_workspace.domain.exclusions.excluded_path`)."""
+    category = excluded_path(path.parts[1:], is_dir=False)
+    return None if category is None else ExcludedPath(path, root, category)
 
 
 class Utf8Decoder:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
+from hermes_workspace.domain.exclusions import excluded_path
 from hermes_workspace.domain.model import Root, RootChange
 from hermes_workspace.domain.paths import display_name, to_storage
 from hermes_workspace.domain.ports import ConfigRepository
@@ -135,6 +136,13 @@ def _existing_directory(candidate: Path) -> Path:
             f"cannot look at {candidate}: {reason}",
             hint="Check the path and the permissions of the folders on the way to it.",
         ) from exc
+    category = excluded_path(resolved.parts[1:], is_dir=True)
+    if category is not None:
+        raise UsageError(
+            f"{display_name(str(resolved))} is never indexed ({category.replace('_', ' ')} folder)",
+            hint="Secrets, version-control folders and the workspace's own files stay out of every index; "
+            "add the folder that holds your documents instead.",
+        )
     try:
         to_storage(str(resolved))
     except ValueError as exc:  # every file under it would fail

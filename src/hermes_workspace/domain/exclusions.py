@@ -18,6 +18,7 @@ the same list.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from fnmatch import translate
 from typing import Literal
 
@@ -35,18 +36,32 @@ SECRET_FILE_PATTERNS: tuple[str, ...] = (
     ".env", ".env.*", "*.env", ".envrc",
     # private keys, certificates and key stores
     "*.pem", "*.key", "*.crt", "*.cer", "*.der", "*.p8", "*.p12", "*.pfx", "*.jks", "*.keystore",
-    "*.ppk", "*.kdbx", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+    "*.ppk", "*.kdbx", "*.gpg", "*.asc", "*.ovpn", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+    "id_ecdsa_sk", "id_ed25519_sk",
     # credential stores of common tools
     ".netrc", "_netrc", ".pgpass", ".git-credentials", ".pypirc", ".npmrc", ".htpasswd",
     ".dockercfg", "*.tfstate", "*.tfstate.*", "credentials.json", "service-account*.json", "kubeconfig",
-    "*.kubeconfig", "secrets.yaml", "secrets.yml",
+    "*.kubeconfig", "secrets.yaml", "secrets.yml", ".vault-token", ".s3cfg", ".boto", ".my.cnf",
+    # shell, database and REPL histories (typed passwords and tokens end up there)
+    ".*_history", ".histfile", ".lesshst",
 )
-"""File names (fnmatch patterns, compared lower-cased) that are secrets wherever they are."""
+"""File names (fnmatch patterns, compared lower-cased) that are secrets wherever they are; a backup
+of one (:data:`BACKUP_SUFFIXES`) is one too."""
+
+BACKUP_SUFFIXES: tuple[str, ...] = (".bak", ".backup", ".old", ".orig", ".save", ".sav", ".tmp", ".swp", "~")
+"""Endings that editors and people add to a copy: ``id_rsa.bak`` and ``.env~`` are the secret they copy."""
 
 SECRET_FILES_IN_FOLDER: frozenset[tuple[str, str]] = frozenset(
-    {(".aws", "credentials"), (".docker", "config.json"), (".kube", "config"), (".config/gcloud", "credentials.db")}
+    {
+        (".aws", "credentials"), (".aws", "config"), (".docker", "config.json"), (".kube", "config"),
+        (".config/gcloud", "credentials.db"), (".config/gcloud", "access_tokens.db"),
+        (".config/gh", "hosts.yml"), (".cargo", "credentials"), (".cargo", "credentials.toml"),
+        (".azure", "accesstokens.json"), (".azure", "msal_token_cache.json"),
+        (".terraform.d", "credentials.tfrc.json"), (".gem", "credentials"), (".config/rclone", "rclone.conf"),
+    }
 )
-"""``(folder, file name)`` pairs that are credential stores only inside that folder."""
+"""``(folder, file name)`` pairs (compared lower-cased) that are credential stores only inside that
+folder."""
 
 SECRET_DIR_NAMES: frozenset[str] = frozenset({".ssh", ".gnupg"})
 """Folders that hold keys and nothing else worth searching."""
@@ -61,14 +76,21 @@ as ``HERMES_HOME/logs``, are given to the file source by path)."""
 _SECRET_FILE = re.compile("|".join(translate(pattern) for pattern in SECRET_FILE_PATTERNS))
 
 
+def _without_backup_suffix(name: str) -> str:
+    for suffix in BACKUP_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def always_excluded(name: str, *, is_dir: bool, parent: str = "") -> ExclusionCategory | None:
     """The category that excludes the entry called ``name``, or ``None``.
 
     Args:
         name: the entry's own name (no ``/``).
         is_dir: whether the entry is a directory (after following a symlink).
-        parent: the path of the folder holding it, relative to the root, ``/``-separated, without
-            a trailing ``/`` (``""`` at the top of a root); only its last one or two parts matter.
+        parent: the path of the folder holding it, ``/``-separated, without a trailing ``/``
+            (relative to the root or absolute); only its last one or two parts matter.
 
     Never raises.
     """
@@ -81,11 +103,25 @@ def always_excluded(name: str, *, is_dir: bool, parent: str = "") -> ExclusionCa
         if folded in WORKSPACE_INTERNAL_DIR_NAMES:
             return "workspace_internal"
         return None
-    if _SECRET_FILE.match(folded):
+    stem = _without_backup_suffix(folded)
+    if _SECRET_FILE.match(folded) or _SECRET_FILE.match(stem):
         return "secret"
     if parent:
         folder = parent.lower()
         for secret_folder, secret_name in SECRET_FILES_IN_FOLDER:
-            if folded == secret_name and (folder == secret_folder or folder.endswith("/" + secret_folder)):
+            if secret_name in (stem, folded) and (folder == secret_folder or folder.endswith("/" + secret_folder)):
                 return "secret"
+    return None
+
+
+def excluded_path(parts: Sequence[str], *, is_dir: bool) -> ExclusionCategory | None:
+    """The category that excludes a path given as its ``parts`` (from the filesystem root or from a
+    root folder), checking every folder on the way and the last part (a folder when ``is_dir``):
+    a root added inside ``~/.aws`` or ``repo/.git``, or a link whose target lies there, is
+    excluded like the folder itself. ``None`` when no part is excluded. Never raises."""
+    for depth, name in enumerate(parts):
+        last = depth == len(parts) - 1
+        category = always_excluded(name, is_dir=is_dir or not last, parent="/".join(parts[:depth]))
+        if category is not None:
+            return category
     return None

@@ -100,13 +100,16 @@ class RootChange:
 
 @dataclass(frozen=True, slots=True)
 class SourceFile:
-    """A candidate file found under a root: absolute ``path``, its ``root``, ``size`` in bytes and
-    ``mtime_ns`` (nanoseconds since the epoch, as ``os.stat`` gives)."""
+    """A candidate file found under a root: absolute ``path``, its ``root``, ``size`` in bytes,
+    ``mtime_ns`` (nanoseconds since the epoch, as ``os.stat`` gives) and ``file_id``, the
+    ``(st_dev, st_ino)`` the walk saw (``None`` when the source has none), so that a read can tell
+    that the file was replaced since."""
 
     path: Path
     root: Path
     size: int
     mtime_ns: int
+    file_id: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
