@@ -28,15 +28,32 @@ from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
 from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
-from hermes_workspace.domain.errors import ConfigError
+from hermes_workspace.domain.errors import ConfigError, UsageError
 from hermes_workspace.domain.ports import Embedder, Reranker, VectorIndex
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The Hermes home: ``home`` if given, else ``$HERMES_HOME``, else ``~/.hermes``; absolute."""
-    if home is None or str(home) == "":
-        home = os.environ.get(c.HERMES_HOME_ENV) or Path.home() / c.DEFAULT_HOME_DIRNAME
-    return Path(home).expanduser().absolute()
+    """The Hermes home: ``home`` if given, else ``$HERMES_HOME`` (an empty value counts as unset),
+    else ``~/.hermes``; absolute. It need not exist yet.
+
+    Raises:
+        UsageError: ``home`` is an empty string, or names something that is not a folder.
+        ConfigError: ``$HERMES_HOME`` names something that is not a folder.
+    """
+    if home is not None:
+        if not str(home).strip():
+            raise UsageError("the home folder is empty", hint="Give a folder, or leave it out for $HERMES_HOME or ~/.hermes.")
+        return _folder(Path(home).expanduser().absolute(), UsageError, "the home folder")
+    from_env = os.environ.get(c.HERMES_HOME_ENV, "").strip()
+    if from_env:
+        return _folder(Path(from_env).expanduser().absolute(), ConfigError, c.HERMES_HOME_ENV)
+    return (Path.home() / c.DEFAULT_HOME_DIRNAME).absolute()
+
+
+def _folder(path: Path, error: type[UsageError] | type[ConfigError], what: str) -> Path:
+    if path.exists() and not path.is_dir():
+        raise error(f"{what} {path} is not a folder", hint="Point it at a folder (it is created when missing).")
+    return path
 
 
 def _load(repository: YamlConfigRepository) -> WorkspaceConfig:

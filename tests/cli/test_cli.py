@@ -305,15 +305,37 @@ def test_dash_hint_mentions_the_separator(capsys: pytest.CaptureFixture[str], ho
     assert "put it after --" in data["error"]["hint"]
 
 
-def test_empty_home_means_the_default(
+def test_an_empty_hermes_home_means_the_default_but_an_empty_home_option_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     monkeypatch.setenv("HERMES_HOME", "")
     monkeypatch.chdir(tmp_path)
-    code, data, _ = run(capsys, "--home", "", "roots", "list")
+    code, data, _ = run(capsys, "roots", "list")
     assert (code, data[0]["path"]) == (0, str(tmp_path / "user" / ".hermes" / "workspace"))
+    # `--home "$UNSET"` in a script must not quietly use the user's own index.
+    code, data, _ = run(capsys, "--home", "", "roots", "list")
+    assert (code, data["error"]["code"], data["error"]["message"]) == (2, "usage_error", "the home folder is empty")
     assert not (tmp_path / "logs").exists()
+
+
+def test_a_home_that_is_a_file_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found in a trial: HERMES_HOME pointing to a file gave "nothing indexed yet", then store_error.
+    not_a_folder = tmp_path / "home-file"
+    not_a_folder.write_text("x")
+    monkeypatch.setenv("HERMES_HOME", str(not_a_folder))
+    code, data, _ = run(capsys, "status")
+    assert (code, data["error"]["code"]) == (78, "config_invalid")
+    assert data["error"]["message"] == f"HERMES_HOME {not_a_folder} is not a folder"
+    code, data, _ = run(capsys, "--home", str(not_a_folder), "index")
+    assert (code, data["error"]["code"]) == (2, "usage_error")
+
+
+def test_an_empty_path_prefix_is_a_usage_error(capsys: pytest.CaptureFixture[str], workspace: Path) -> None:
+    run(capsys, "--quiet", "index")
+    code, data, _ = run(capsys, "search", "deploy", "--path", "")
+    assert (code, data["error"]["message"]) == (2, "the path prefix is empty")
 
 
 def test_huge_config_values_are_config_errors(capsys: pytest.CaptureFixture[str], home: Path) -> None:
@@ -456,3 +478,19 @@ def test_human_roots_output_shows_paths_literally(
     assert "[bold]dir" in str(out)
     _, out, _ = run(capsys, "--human", "roots", "remove", str(odd))
     assert str(out).strip() == f"Removed {odd}"
+
+
+def test_human_output_shows_emoji_codes_and_line_feeds_literally(
+    capsys: pytest.CaptureFixture[str], home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found in a trial: `:fire:` in a heading or a path was shown as an emoji, and a line feed in a
+    # file name broke the one-line-per-hit layout.
+    monkeypatch.setenv("COLUMNS", "400")
+    folder = home / "workspace" / "notes" / ":thumbs_up:"
+    folder.mkdir(parents=True)
+    (folder / "two\nlines.md").write_text("# Release :fire:\n\nship it :smile:\n")
+    run(capsys, "--quiet", "index")
+    code, out, _ = run(capsys, "--human", "search", "ship")
+    assert code == 0
+    assert ":thumbs_up:/two\\x0alines.md:1-3" in str(out)
+    assert "# Release :fire:" in str(out) and "ship it :smile:" in str(out)

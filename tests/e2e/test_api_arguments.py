@@ -106,3 +106,14 @@ def test_a_progress_sink_object_is_used_as_a_sink(home: Path) -> None:
     with Workspace.open(home) as ws:
         ws.index(progress=sink)
     assert sink.events[0] == ("start", 1) and sink.events[-1] == ("finish",)
+
+
+def test_a_progress_callback_of_the_wrong_shape_is_a_usage_error(home: Path) -> None:
+    with Workspace.open(home) as ws, pytest.raises(UsageError, match=r"progress must take \(position, total, path\)"):
+        ws.index(progress=lambda position: None)
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_an_empty_query_is_a_usage_error(home: Path, query: str) -> None:
+    with Workspace.open(home) as ws, pytest.raises(UsageError, match="search needs a query"):
+        ws.search(query)

@@ -191,3 +191,30 @@ def test_minified_file_is_cut_into_capped_chunks(ws: Workspace, home: Path) -> N
     assert [h.path.name for h in hits] == ["app.min.js"]
     assert len(hits[0].content) <= 512 * 16 * 2
     assert hits[0].content in minified
+
+
+def test_a_second_index_is_refused_at_once_even_while_the_first_writes(home: Path) -> None:
+    # Found in a trial: a second `index` sometimes waited seconds for the first run's transaction
+    # (opening the index for writing comes before the lock), then failed, or even ran after it.
+    import apsw
+
+    from hermes_workspace import Workspace
+    from hermes_workspace.adapters.file_lock import FileIndexLock
+    from hermes_workspace.domain.errors import IndexBusyError
+
+    notes = home / "workspace" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "a.md").write_text("# A\n\nalpha\n")
+    with Workspace.open(home) as ws:
+        ws.index()
+        index_file, lock_file = ws.index_path, ws.index_path.parent / "index.lock"
+    other_run = FileIndexLock(lock_file)
+    writer = apsw.Connection(str(index_file))
+    with other_run.hold():
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            with Workspace.open(home) as ws, pytest.raises(IndexBusyError):
+                ws.index()
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()

@@ -75,3 +75,13 @@ def test_bad_index_workers_environment_values_are_refused(monkeypatch: pytest.Mo
 def test_good_index_workers_environment_values(monkeypatch: pytest.MonkeyPatch, value: str, expected: int) -> None:
     monkeypatch.setenv("HERMES_INDEX_WORKERS", value)
     assert index_workers(default=3) == expected
+
+
+def test_root_paths_are_folded_lexically_so_one_folder_is_one_root() -> None:
+    # Found in a trial: `/x/cc/d1` and `/x/cc/../cc/d1` were two roots with different settings.
+    from pathlib import Path
+
+    config = WorkspaceConfig.from_dict(
+        {"knowledgebase": {"roots": [{"path": "/x/cc/../cc/d1", "recursive": True}, {"path": "/x/cc/d1"}]}}
+    )
+    assert [(r.path, r.recursive) for r in config.roots] == [(Path("/x/cc/d1"), True)]

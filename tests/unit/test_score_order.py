@@ -17,10 +17,10 @@ from tests.store_files import make_file
 
 
 def in_documented_order(hits: list[SearchHit]) -> bool:
-    """(reranked first, exact_matches desc, score desc) never increases along the list."""
+    """(exact_matches desc, reranked first, score desc) never increases along the list."""
 
     def key(hit: SearchHit) -> tuple[int, int, float]:
-        return (hit.rerank_score is not None, hit.exact_matches or 0, hit.score)
+        return (hit.exact_matches or 0, hit.rerank_score is not None, hit.score)
 
     return all(key(a) >= key(b) for a, b in zip(hits, hits[1:]))
 
@@ -86,4 +86,15 @@ def test_with_a_reranker_the_scored_hits_come_first(store: SqliteFts5Store) -> N
     hits = search.execute("read the file")
 
     assert [h.rerank_score is not None for h in hits] == [True, True] + [False] * (len(hits) - 2)
+    assert in_documented_order(hits)
+
+
+def test_a_reranker_never_moves_a_hit_above_one_with_more_exact_matches(store: SqliteFts5Store) -> None:
+    # Found in a trial: with the heuristic reranker, hits without `json.loads` came first.
+    reranker = ScriptedReranker("read the file")  # prefers the prose, which lacks `read_file`
+    search = SearchWorkspace(store=store, default_limit=10, reranker=reranker)
+    hits = search.execute("read_file")
+
+    assert [h.exact_matches for h in hits] == sorted((h.exact_matches or 0 for h in hits), reverse=True)
+    assert {h.path.name for h in hits[:2]} == {"io.py", "other.py"}
     assert in_documented_order(hits)

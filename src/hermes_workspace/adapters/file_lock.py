@@ -22,15 +22,26 @@ class FileIndexLock:
     def __init__(self, path: Path, *, wait_seconds: float = 0.0) -> None:
         self.path = path
         self.wait_seconds = wait_seconds
+        self._depth = 0
 
     @contextmanager
     def hold(self) -> Iterator[None]:
-        """Hold the lock for the duration of the ``with`` block.
+        """Hold the lock for the duration of the ``with`` block. Re-entrant for this object, so
+        that a caller can take it before building what the run needs (opening the index for
+        writing would otherwise wait for another run's transaction before failing) and the run
+        takes it again; another object on the same file, in this process or another, is refused.
 
         Raises:
             IndexBusyError: another process (or thread) holds it.
             StoreError: the lock file cannot be created.
         """
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -44,10 +55,12 @@ class FileIndexLock:
             ) from None
         except OSError as exc:
             raise StoreError(f"cannot lock {self.path}: {exc}") from exc
+        self._depth = 1
         try:
             _write_owner(self.path)
             yield
         finally:
+            self._depth = 0
             lock.release()
 
 

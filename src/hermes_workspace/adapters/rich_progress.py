@@ -32,7 +32,7 @@ class RichProgressSink:
             TextColumn(self._label.replace("[", "\\[") + " [{task.fields[position]}/{task.total}]"),
             BarColumn(),
             TimeElapsedColumn(),
-            TextColumn("{task.description}", style="dim"),
+            TextColumn("{task.description}", style="dim", markup=False),  # a path, shown as written
             console=self.console,
             transient=True,
         )

@@ -305,6 +305,8 @@ class SearchWorkspace:
         reranked_by = None
         if self.reranker is not None and hits:
             hits, reranked_by = self._rerank(text, hits, notes)
+            if literals:  # the reranker orders within the exact-match groups, never across them
+                hits = sorted(hits, key=lambda h: -(h.exact_matches or 0))
         return SearchResults(
             hits[:limit],
             mode=mode,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -271,11 +272,13 @@ class WorkspaceConfig:
 
 def normalize_root_path(raw: str, base_dir: Path | None = None) -> Path:
     """A path from config as the workspace uses it: ``~`` expanded, made absolute (a relative
-    path is taken from ``base_dir``, else the current directory); symlinks are not resolved."""
+    path is taken from ``base_dir``, else the current directory), ``.`` and ``..`` folded;
+    symlinks are not resolved."""
     path = Path(raw).expanduser()
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
-    return path.absolute()
+    # Lexically, as a shell would: `/data/../data/notes` and `/data/notes` are one root.
+    return Path(os.path.normpath(path.absolute()))
 
 
 def _section(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:

@@ -215,7 +215,7 @@ class SearchHit:
     Order: hits are sorted by ``score``, best first, except for two documented keys that come
     before it. ``exact_matches`` is set (and in the JSON) when the query holds identifiers typed
     whole (``read_file``, ``json.loads``): how many of them the chunk contains exactly; hits are
-    then ordered by ``exact_matches`` first, then ``score``. With a reranker, the hits it scored
+    then ordered by ``exact_matches`` first. Within that, with a reranker, the hits it scored
     (``rerank_score`` set, their ``score`` is that score) come before the others, which keep the
     fused order and score.
     """

@@ -17,6 +17,8 @@ with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` a
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Any
 
 from dependency_injector import providers
 
+from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
 from hermes_workspace.domain.errors import IndexNotFoundError, UsageError
@@ -57,6 +60,22 @@ def _check_type(name: str, value: object, expected: type | tuple[type, ...]) -> 
     kinds = expected if isinstance(expected, tuple) else (expected,)
     if not isinstance(value, expected) or (isinstance(value, bool) and bool not in kinds):
         raise UsageError(f"{name} must be {_names(expected)}, got {type(value).__name__} {value!r:.60}")
+
+
+def _check_callback(progress: Callable[..., object]) -> None:
+    """Raise :class:`UsageError` when ``progress`` cannot be called as ``(position, total, path)``
+    (rather than a ``TypeError`` from inside the run)."""
+    try:
+        signature = inspect.signature(progress)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: let it be
+    try:
+        signature.bind(1, 1, Path())
+    except TypeError as exc:
+        raise UsageError(
+            f"progress must take (position, total, path): {exc}",
+            hint="For example: ws.index(progress=lambda i, n, path: print(f'[{i}/{n}] {path}'))",
+        ) from None
 
 
 def _names(expected: type | tuple[type, ...]) -> str:
@@ -185,6 +204,7 @@ class Workspace:
         elif all(callable(getattr(progress, name, None)) for name in ("start", "advance", "finish")):
             sink = progress  # type: ignore[assignment]
         elif callable(progress):
+            _check_callback(progress)
             sink = CallbackProgressSink(progress)
         else:
             raise UsageError(
@@ -194,10 +214,14 @@ class Workspace:
         _check_type("workers", workers, (int, type(None)))
         if workers is not None and not 1 <= workers <= WORKERS_LIMIT:
             raise UsageError(f"workers must be >= 1 and <= {WORKERS_LIMIT} (1: no worker processes), got {workers}")
-        if workers is None or self._container.index_pool.overridden:
-            return self._container.index_workspace().execute(sink)
-        with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
-            return self._container.index_workspace().execute(sink)
+        lock = self._container.index_lock()
+        # The lock first: building the run opens the index for writing, which would wait for a
+        # running index's transaction (seconds) before the run found the lock taken.
+        with lock.hold() if isinstance(lock, FileIndexLock) else contextlib.nullcontext():
+            if workers is None or self._container.index_pool.overridden:
+                return self._container.index_workspace().execute(sink)
+            with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
+                return self._container.index_workspace().execute(sink)
 
     def search(
         self,
@@ -219,6 +243,12 @@ class Workspace:
             UsageError: an unknown ``mode``, or a malformed or empty ``glob``.
         """
         _check_type("query", query, str)
+        if not query.strip():
+            raise UsageError(
+                "search needs a query", hint="Give the words to look for: hermes-workspace search rollback procedure"
+            )
+        if isinstance(path, str) and not path.strip():
+            raise UsageError("the path prefix is empty", hint="Leave it out to search every root, or give a folder.")
         _check_type("glob", glob, (str, type(None)))
         _check_type("mode", mode, (str, type(None)))
         if mode is not None and mode not in SEARCH_MODES:

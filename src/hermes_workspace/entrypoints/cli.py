@@ -136,7 +136,7 @@ def index_command(*, workers: int | None = None) -> _Output:
     from hermes_workspace.adapters.memory import NullProgressSink
     from hermes_workspace.adapters.rich_progress import RichProgressSink
 
-    progress = NullProgressSink() if _options.quiet else RichProgressSink(Console(stderr=True))
+    progress = NullProgressSink() if _options.quiet else RichProgressSink(Console(stderr=True, emoji=False))
     if workers is None:
         workers = index_workers(default=auto_index_workers())
     with _workspace() as ws:
@@ -186,11 +186,6 @@ def search_command(
         of the bare list of hits.
     """
     text = " ".join(query)
-    if not text.strip():
-        raise UsageError(
-            "search needs a query",
-            hint="Give the words to look for: hermes-workspace search rollback procedure",
-        )
     with _workspace() as ws:
         hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit), mode=mode)
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
@@ -270,7 +265,10 @@ def launcher(
     from hermes_workspace.entrypoints.logging_setup import configure_cli_logging
 
     _options.human, _options.home, _options.quiet = human, home, quiet
-    resolved_home = resolve_home(home)
+    try:
+        resolved_home = resolve_home(home)
+    except WorkspaceError as exc:
+        return _emit_error(exc)
     # --quiet also quiets per-file warnings (they are in the summary), unless a level is asked for.
     configure_cli_logging("error" if quiet and log_level == "warning" else log_level,
                           resolved_home / "logs" / "workspace.log")
@@ -304,7 +302,8 @@ def _render(output: _Output) -> None:
     if _options.human:
         from rich.console import Console
 
-        output.human(Console(soft_wrap=True, highlight=False))
+        # No emoji codes: a file named `:fire:.md` is shown as written.
+        output.human(Console(soft_wrap=True, highlight=False, emoji=False))
     else:
         sys.stdout.write(escape_json_surrogates(json.dumps(output.data, ensure_ascii=False, indent=2)) + "\n")
         sys.stdout.flush()
@@ -312,10 +311,10 @@ def _render(output: _Output) -> None:
 
 def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
     if _options.human:
-        message = f"error: {error.message}"
+        message = f"error: {_safe(error.message)}"
         if error.hint:
-            message += f"\nhint: {error.hint}"
-        sys.stderr.write(_safe(message) + "\n")
+            message += f"\nhint: {_safe(error.hint)}"
+        sys.stderr.write(message + "\n")
     else:
         sys.stdout.write(escape_json_surrogates(json.dumps({"error": error.to_json()}, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
@@ -411,12 +410,13 @@ def _cyclopts_message(exc: CycloptsError) -> str:
     return " ".join(text.split()) or type(exc).__name__
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
 def _safe(text: object) -> str:
-    """``text`` with control characters shown as ``\\xNN``: file names and contents must not
-    send escape sequences to the user's terminal."""
+    """``text`` on one line with control characters (a line feed included) shown as ``\\xNN``:
+    file names and contents must not send escape sequences to the user's terminal, nor break
+    the one-line-per-hit layout."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", display_name(str(text)))
 
 
