@@ -370,16 +370,33 @@ def test_human_output_escapes_control_characters(capsys: pytest.CaptureFixture[s
     assert "\\x1b]0;PWNED\\x07 \\x1b[2J escapeword" in out
 
 
-def test_unwritable_stdout_is_exit_74_without_traceback(home: Path) -> None:
+@pytest.mark.parametrize("human", [False, True], ids=["json", "human"])
+def test_unwritable_stdout_is_exit_74_without_traceback(home: Path, human: bool) -> None:
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "hermes_workspace", "roots", "list"],
+        [sys.executable, "-m", "hermes_workspace", *(["--human"] if human else []), "roots", "list"],
         stdout=open("/dev/full", "w"), stderr=subprocess.PIPE, text=True, timeout=60,
     )
     assert proc.returncode == 74
     assert "Traceback" not in proc.stderr
     assert "cannot write the output" in proc.stderr
+
+
+def test_a_closed_pipe_in_human_mode_is_exit_74_like_json(home: Path) -> None:
+    # Found in a trial: `--human search x | head -1` exited 1 without a word (Rich's own reaction).
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_workspace", "--human", "roots", "list"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the command writes anything
+    code = proc.wait(timeout=60)
+    err = proc.stderr.read()
+    assert code == 74, err
+    assert "cannot write the output" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])

@@ -21,6 +21,7 @@ To mount these commands in another cyclopts program as ``<host> workspace ...``:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -300,13 +301,25 @@ def launcher(
 
 def _render(output: _Output) -> None:
     if _options.human:
-        from rich.console import Console
-
         # No emoji codes: a file named `:fire:.md` is shown as written.
-        output.human(Console(soft_wrap=True, highlight=False, emoji=False))
+        output.human(_human_console())
     else:
         sys.stdout.write(escape_json_surrogates(json.dumps(output.data, ensure_ascii=False, indent=2)) + "\n")
         sys.stdout.flush()
+
+
+def _human_console() -> Any:
+    """The Rich console of ``--human`` output. A closed pipe (``| head -1``) raises
+    ``BrokenPipeError``, so that :func:`main` ends with exit 74 as in JSON mode; Rich's own
+    reaction is ``SystemExit(1)`` without a word."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "the output pipe was closed")
+
+    return _Console(soft_wrap=True, highlight=False, emoji=False)
 
 
 def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
