@@ -27,7 +27,7 @@ from tests.store_files import make_file
 
 HOME = Path("/h")
 WS = HOME / "workspace"
-AMBIGUOUS = "как дела у тебя\n"  # cp1251 bytes that KOI8-R reads as cleanly
+AMBIGUOUS = "она уже спит\n"  # reads as cleanly in cp1251 and KOI8-R (as "НМЮ СФЕ ЯОХР" / "ПОБ ХЦЕ УРЙФ")
 CLEAR = ["мы пошли домой вечером\n", "я люблю читать книги\n"]  # unambiguous in either code page
 
 

@@ -133,7 +133,7 @@ def _latin(name: str, letters: str, rare: str = "", single: str = "") -> Languag
 _LATIN_LANGUAGES = (
     _latin("English", ""),
     _latin("German", "äöüß"),
-    _latin("French", "éèàêçôâîûù", "ëïüÿæœ", "à"),
+    _latin("French", "éèàêçôâîûùœ", "ëïüÿæ", "à"),
     _latin("Spanish", "áéíóúñ", "ü"),
     _latin("Portuguese", "ãçéáíóêâõú", "àô", "àé"),
     _latin("Italian", "àèéìòù", "íîóú", "è"),
@@ -193,6 +193,7 @@ LETTER_RANKS: dict[str, str] = {
     "Icelandic": "arniestulðgmkfvhoádíbþjóyæpöéúýx",
     "Albanian": "eëitranshoukmjdlpqgvbfyzçcx",
     "Latvian": "aiseturnkālmpvdoījzēgbcšņūļžčfhģķ",
+    "German": "enirstadhulgocmbfkwzpvüäößj",  # FREQUENCIES' list, with ß (0.3%) in its place
 }
 """The letters of each Latin language by falling frequency, for :func:`letter_log_odds`: its
 ``FREQUENCIES`` entry (charset-normalizer's 26 most frequent letters, from Wikipedia's letter
@@ -265,7 +266,7 @@ class Encoding:
     """A legacy encoding that detection tries: ``codecs``, Python codec names of which the first
     that decodes the bytes strictly is used (a superset first), the ``languages`` written in it,
     and ``symbols``: characters beyond :data:`COMMON_SYMBOLS` that its text commonly holds (the
-    box drawing of the DOS code pages, :data:`DOS_SYMBOLS`)."""
+    box drawing of the DOS code pages, :data:`DOS_SYMBOLS`; :data:`DOS_MATH`, :data:`MAC_MATH`)."""
 
     name: str
     codecs: tuple[str, ...]
@@ -279,6 +280,13 @@ pseudo-graphics of DOS code pages (tables, frames, ``.nfo`` art), common in thei
 touch no letter (``│ Name │``); touching one (``─rger``) they remain unusual symbols, as which
 windows-1252 capitals read in a DOS code page."""
 
+DOS_MATH = frozenset("≥≤≈≡√∞∩ⁿ∙⌠⌡")
+MAC_MATH = frozenset("≠∞≤≥∂∑∏∫√≈∆◊")
+"""The mathematical symbols of code page 437 and of Mac OS Roman (``x ≤ 10``, ``√2 ≈ 1.414``):
+common in their text, like pseudo-graphics, when they touch no letter; alone between two words
+(``of ≡ is``) a doubt."""
+_MATH = DOS_MATH | MAC_MATH
+
 
 ENCODINGS: tuple[Encoding, ...] = (
     Encoding("cp1252", ("cp1252",), _WESTERN),
@@ -287,8 +295,11 @@ ENCODINGS: tuple[Encoding, ...] = (
     Encoding("iso8859_2", ("iso8859_2",), _CENTRAL),
     Encoding("cp1257", ("cp1257",), _pick("English", "German", "Lithuanian", "Latvian", "Estonian")),
     Encoding("cp1254", ("cp1254",), _pick("English", "Turkish")),
+    # Mac OS Roman: text files of the classic Mac OS (before OS X), in the western languages but
+    # Icelandic (Mac OS Icelandic replaced symbols with its letters).
+    Encoding("mac_roman", ("mac_roman",), tuple(lang for lang in _WESTERN if lang.name != "Icelandic"), MAC_MATH),
     # The DOS code pages of western Europe and America: README, .nfo and .txt files of DOS programs.
-    Encoding("cp437", ("cp437",), _WESTERN, DOS_SYMBOLS),
+    Encoding("cp437", ("cp437",), _WESTERN, DOS_SYMBOLS | DOS_MATH),
     Encoding("cp850", ("cp850",), _WESTERN, DOS_SYMBOLS),
     Encoding("cp1251", ("cp1251",), CYRILLIC),
     Encoding("koi8_r", ("koi8_r",), CYRILLIC, DOS_SYMBOLS),
@@ -441,6 +452,11 @@ MIN_SCRIPT_LETTERS = 3
 """Non-ASCII letters of a second alphabet (Arabic in French text, which windows-1256 can hold)
 under which they are doubted: one or two are more likely bytes of something else."""
 
+MIN_WORDLESS_LETTERS = 3
+"""Letters of a Cyrillic, Greek, Hebrew or Arabic reading from which, when none of them stands in a
+word of two or more letters, the reading is flawed: text in an alphabet forms words; one-letter
+"words" only (``Ц В 3.14159``, ``x С 10``) are another code page's symbols read as letters."""
+
 ISLAND = " among Latin words"
 MAX_ISLAND_LETTERS = 8
 MAX_ISLAND_SHARE = 1 / 3
@@ -454,9 +470,9 @@ Cyrillic letters among ten Latin ones in KOI8-R (``здд© box drawing Ё``).""
 
 ENGLISH_WORDS = frozenset("the and of to is are was with for that this it you not be on as by".split())
 MIN_ENGLISH_WORDS = 3
-_WESTERN_PAGES = frozenset({"cp1252", "iso8859_15", "cp437", "cp850"})
+_WESTERN_PAGES = frozenset({"cp1252", "iso8859_15", "mac_roman", "cp437", "cp850"})
 """English function words: a reading holding :data:`MIN_ENGLISH_WORDS` different ones, with
-accented Latin letters not decoded as windows-1252, ISO-8859-15 or a western DOS code page, is
+accented Latin letters not decoded as windows-1252, ISO-8859-15, Mac OS Roman or a western DOS code page, is
 doubted. English text with
 a ``naïve`` or a ``café`` comes from the Western code pages; read as windows-1250 it turns the
 French letters into Czech ones (``naďve``)."""
@@ -499,6 +515,12 @@ _FULLWIDTH_TO_ASCII = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | 
 """Full-width ASCII forms folded before the mess ratio, which counts ``１，５００`` as a mess."""
 
 _DOS_TO_SPACE = {ord(char): 0x20 for char in DOS_SYMBOLS}
+
+_NO_SIGN_AFTER = VOWELS["Cyrillic"][0] | frozenset("йъь")
+"""Letters the hard and soft signs never follow: ъ and ь mark the consonant before them (Russian
+``объект``, ``день``; Bulgarian ``път``, ``шофьор``), so no orthography writes them after a vowel,
+й or another sign. Lower-case windows-1251 read as KOI8-R (and the reverse) does: ``я`` reads as
+``Ъ``, ``ш`` as ``Ь``, so ``тебя`` is ``РЕАЪ``, ``наш`` is ``МЮЬ``."""
 
 _KOREAN_FREQUENT = frozenset(FREQUENCIES["Korean"])
 _CHINESE_FREQUENT = frozenset(COMMON_CHINESE_CHARACTERS)
@@ -810,7 +832,7 @@ def _choose(readings: list[Reading], utf8_error: str, hint: str | None) -> Readi
                 chosen = None
         if chosen is not None and not any(what.endswith(ISLAND) for what in chosen.doubts):
             return chosen
-        hinted = _hinted(flawless, hint)
+        hinted = _hinted([r for r in flawless if sum(r.doubts.values()) == fewest], hint)
         if hinted is not None:
             return hinted
         candidates = tuple(r.encodings[0] for r in flawless)
@@ -1018,18 +1040,240 @@ def assess(reading: Reading) -> None:
     mojibake = _UTF8_AS_LATIN.search(text)
     if mojibake is not None:
         reading.flaw("UTF-8 read as windows-1252", mojibake.group())
+    _misplaced_symbols(reading, text)
     for match in _TOKEN.finditer(text):
         token = match.group()
         near = max(0, match.start() - 2), match.end() + 2
         if _NUMBER_SIGNS.search(token) and not _NUMBER_SIGN_USE.search(text, *near):
             reading.doubt("number signs away from numbers", token[:40])
-        if any(not c.isascii() and c.isupper() for pair in _CAPITAL_ON_NUMBER.findall(token) for c in pair):
+        glued = [c for pair in _CAPITAL_ON_NUMBER.findall(token) for c in pair if c and not c.isascii()]
+        if any(c.isupper() for c in glued):
             reading.doubt("a capital letter glued to a number", token[:40])
+        elif any(_script(c) == "Latin" for c in glued):
+            reading.doubt("an accented letter glued to a number", token[:40])
         rejection = _scan_token(token, reading, allowed, tally)
         if rejection is not None:
             reading.rejection = rejection
             return
     _judge(reading, text, tally)
+
+
+def _misplaced_symbols(reading: Reading, text: str) -> None:
+    """Flaw symbols that stand where their use never puts them: what another code page's letters
+    or symbols read as (see :data:`_ORDINALS`, :data:`_FRACTIONS`, :data:`_GUILLEMETS`,
+    :data:`_OPERATORS`; pseudo-graphics glued to a digit, ``20█``; a lone half-width katakana
+    glued to a Latin word, ``ﾒquotedﾓ``)."""
+    present: dict[str, bool] = {}  # partner marks searched in the whole text, once per reading
+    for match in _ODD_SYMBOL.finditer(text):
+        char, index = match.group(), match.start()
+        before = text[index - 1] if index else ""
+        after = text[index + 1] if index + 1 < len(text) else ""
+        if char in _ORDINALS:
+            start = index
+            while start > 0 and text[start - 1] == " " and start > index - 4:
+                start -= 1
+            if before == "." or text[start - 1 : start].isdigit():
+                continue
+            start = index
+            while start > 0 and text[start - 1].isalpha() and start > index - 16:
+                start -= 1
+            letters = text[start:index]
+            if not after.isalnum() and (
+                letters in ("n", "N") or (0 < len(letters) <= MAX_ABBREVIATION and letters[0].isupper())
+            ):
+                continue
+            reading.flaw("ordinal indicators away from numbers and abbreviations", text[max(0, index - 8) : index + 2])
+        elif char in _FRACTIONS:
+            if after.isalnum() and not before.isdigit():
+                reading.flaw("fractions before a word or number", text[index : index + 8])
+        elif char in _GUILLEMETS:
+            if _present(present, _GUILLEMETS[char], reading.text) or _guillemet_arrow(text, index):
+                continue
+            reading.flaw("guillemets without their pair", text[max(0, index - 8) : index + 8])
+        elif char in _DAGGERS:
+            if after.isalpha():
+                reading.flaw("daggers before a word", text[max(0, index - 4) : index + 8])
+            elif char == "‡" and not _present(present, "†", reading.text):
+                reading.doubt("double daggers without a dagger", text[max(0, index - 8) : index + 2])
+        elif char in _CURRENCIES:
+            if _NEAR_NUMBER.search(text, max(0, index - 2), index + 3):
+                continue
+            if before.isalpha() or after.isalpha():
+                reading.flaw("currency signs glued to a word", text[max(0, index - 8) : index + 8])
+            else:
+                reading.doubt("currency signs away from numbers", text[max(0, index - 8) : index + 8])
+        elif char in _DASHES:
+            if before.isalpha() and after.isalpha() and _uneven_join(text, index):
+                reading.doubt("dashes joining a word to a letter", text[max(0, index - 8) : index + 4])
+        elif char in _OPENING_QUOTES:
+            if before.isalpha() and not after.isalnum():
+                reading.doubt("opening quotation marks after a word", text[max(0, index - 8) : index + 4])
+        elif char == "·":
+            if before.isalpha() != after.isalpha():
+                reading.doubt("middle dots stuck to words", text[max(0, index - 8) : index + 8])
+        elif char in _INVERTED:
+            if after.isspace() or not after:
+                reading.flaw("inverted marks before a space", text[index : index + 12])
+            elif text.find(_INVERTED[char], index) < 0:
+                reading.doubt("inverted marks without their closing mark", text[index : index + 12])
+        elif char in _MATH:
+            if char in reading.symbols and _between_words(text, index):
+                reading.doubt("mathematical symbols between words", text[max(0, index - 8) : index + 8])
+        elif char in reading.symbols:  # pseudo-graphics (DOS_SYMBOLS), by _ODD_SYMBOL's range
+            if before.isdigit() or after.isdigit():
+                reading.flaw("unusual symbols", text[max(0, index - 4) : index + 4])
+        elif _HALFWIDTH_KANA.match(char):
+            lone = not _HALFWIDTH_KANA.match(before or " ") and not _HALFWIDTH_KANA.match(after or " ")
+            if lone and (_ASCII_LETTERS.match(before or " ") or _ASCII_LETTERS.match(after or " ")):
+                reading.flaw("a lone half-width katakana glued to a Latin word", text[max(0, index - 8) : index + 8])
+    unwritten = _UNWRITTEN.search(text)
+    if unwritten is not None:
+        start = unwritten.start()
+        reading.flaw("letters where their language never writes them", text[max(0, start - 6) : start + 4])
+    for line in text.splitlines():
+        if not _OPERATOR_TOKEN.search(line):
+            continue
+        tokens = line.split()
+        for position, token in enumerate(tokens):
+            if token not in _OPERATORS:
+                continue
+            for neighbour in tokens[max(0, position - 1) : position] + tokens[position + 1 : position + 2]:
+                operand = neighbour.strip(",.;:()")
+                if (
+                    len(operand) <= MAX_OPERAND
+                    and all(c.isalnum() or c in _SUPERSCRIPTS for c in operand)
+                    and any(not c.isascii() and _script(c) == "Latin" for c in operand)
+                ):
+                    reading.flaw("accented letters as a formula's operands", line[:40])
+
+
+def _guillemet_arrow(text: str, index: int) -> bool:
+    """Whether the guillemet at ``text[index]``, which has no partner in the text, is an arrow
+    (``Tools » Options``, ``« Back``, ``Next »``): a token of its own that ends or starts its
+    line, or comes before a capitalised word."""
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    line_before = text[start:index]
+    line_after = text[index + 1 : end if end >= 0 else len(text)]
+    if (line_before and not line_before[-1].isspace()) or (line_after and not line_after[0].isspace()):
+        return False
+    following = line_after.split(None, 1)
+    return not line_before.strip() or not following or following[0][:1].isupper()
+
+
+def _uneven_join(text: str, index: int) -> bool:
+    """Whether the dash at ``text[index]``, between two letters, joins a word to a single letter
+    (``Espa–a``, ``canci—n``) or two single letters of different case (``A–o``), rather than two
+    words (``Austria–Hungary``) or a range (``A–Z``, ``a–z``)."""
+    start = index
+    while start > 0 and text[start - 1].isalpha():
+        start -= 1
+    end = index + 1
+    while end < len(text) and text[end].isalpha():
+        end += 1
+    left, right = text[start:index], text[index + 1 : end]
+    if len(left) == 1 and len(right) == 1:
+        return left.isupper() != right.isupper()
+    return (len(left) == 1) != (len(right) == 1)
+
+
+def _between_words(text: str, index: int) -> bool:
+    """Whether ``text[index]`` stands alone between two words of two or more letters on its line
+    (``of ≡ is``), where a formula has a number or a variable (``x ≤ 10``, ``√2``)."""
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    before = text[start:index].split()
+    after = text[index + 1 : end if end >= 0 else len(text)].split()
+    if not before or not after or not text[index - 1].isspace() or not text[index + 1].isspace():
+        return False
+    return all(len(word) >= 2 and word.isalpha() for word in (before[-1], after[0]))
+
+
+def _present(cache: dict[str, bool], char: str, text: str) -> bool:
+    """Whether ``char`` is in ``text``, searched once per ``cache`` (one reading's whole text)."""
+    if char not in cache:
+        cache[char] = char in text
+    return cache[char]
+
+
+_DASHES = frozenset("–—")
+"""En and em dashes join words (``Austria–Hungary``, ``word—word``) and ranges (``A–Z``); one that
+joins a word to a single letter (``Espa–a``, ``A–o``, ``canci—n``) is a doubt: Mac OS Roman's
+``ñ`` and ``ó`` read in windows-1252 (:func:`_uneven_join`)."""
+
+_OPENING_QUOTES = frozenset("‘“")
+"""An opening quotation mark glued to the end of a word (``Zo‘ said``) is a doubt: what Mac OS
+Roman's ``ë`` and windows-1252's ``ì`` read as in each other."""
+
+_DAGGERS = frozenset("†‡")
+"""Footnote marks follow the word they mark (``word†``), and a dagger before a name or year stands
+apart (``† 1832``): one glued before a word (``‡ÈÎ``) is a flaw, and a double dagger (the second
+footnote mark) in a text without a dagger a doubt (``Citt‡``, ``mise ‡ jour``): what
+windows-1252's ``à`` and windows-1251's ``а`` read as in Mac OS Roman."""
+
+_CURRENCIES = frozenset("€£¥¢")
+_NEAR_NUMBER = re.compile(r"\d")
+"""A currency sign stands next to an amount (``20 €``, ``£3``, ``25¢``, ``US$5``): one with no
+digit within two characters is a doubt (``€  RELEASE NOTES``: code page 437's ``█`` in Mac OS
+Roman), and a flaw when glued to a word (``O¥``: Mac OS Roman's ``ù`` in code page 437)."""
+
+_INVERTED = {"¿": "?", "¡": "!"}
+"""Spanish opens a question with ``¿`` and an exclamation with ``¡``, glued to its first word, and
+closes it: one before a space is a flaw (``¿ noter : la mise``, windows-1252's ``À`` read in Mac
+OS Roman), one never closed a doubt."""
+
+_UNWRITTEN = re.compile(
+    r"[ãÃ](?=[^\W\d_oeisOEIS])"
+    r"|[ñÑ](?=[b-df-hj-np-tv-zB-DF-HJ-NP-TV-Z])"
+    r"|[śźńŚŹŃ](?=[aeiouyąęóAEIOUYĄĘÓ])"
+    r"|[ìùÌÙ](?=[^\W\d_])"
+    r"|[œŒ](?![^\W\d_])"
+)
+"""Letters in places the languages that write them never put them: Portuguese ``ã`` stands before
+``o``, ``e``, ``i``, ``s`` or at a word's end (``não``, ``mãe``, ``irmãs``); Spanish ``ñ`` before
+a vowel (``año``); Polish writes ``ś``, ``ź``, ``ń`` only before a consonant or at a word's end
+(before a vowel it writes ``si``, ``zi``, ``ni``); Italian ``ì`` and ``ù`` (and French ``où``)
+end a word (``così``, ``più``); French ``œ`` never does (``cœur``, ``œil``). A flaw: ``naãve`` is
+code page 437's ``naïve`` in Mac OS Roman, ``faìade`` Mac OS Roman's ``façade`` in code page 437,
+``Śakki`` ISO-8859-15's ``Šakki`` in ISO-8859-2."""
+
+_ORDINALS = frozenset("ªº")
+"""The ordinal indicators follow a number (``1º``, ``2ª``, ``1.º``; ``25 º`` typed for degrees)
+or an abbreviation (``nº``, ``Mª``, ``Exmº``: ``n`` or a capitalised word of at most
+:data:`MAX_ABBREVIATION` letters); after a longer word (``Widgetª``, what Mac OS Roman's ``™``
+reads as in windows-1252), before a letter (``ªimonen``, ISO-8859-15's ``Š`` in code page 850) or
+alone they are a flaw."""
+
+MAX_ABBREVIATION = 4
+
+_FRACTIONS = frozenset("¼½¾")
+"""Vulgar fractions follow a number (``2½``) or stand apart (``½ cup``); glued before a word or
+number (``½50``, ``¼uvre``) they are a flaw: code page 850's ``¢`` and ISO-8859-15's ``Œ`` read
+in windows-1252."""
+
+_GUILLEMETS = {"«": "»", "»": "«", "‹": "›", "›": "‹"}
+"""Guillemets quote in pairs (« », » «, ‹ ›); one whose partner is nowhere in the text is a flaw
+(``Size: « inch``, ``Price ›50``: code page 437's ``½`` and ``¢`` read in windows-1252), unless
+it is an arrow (:func:`_guillemet_arrow`)."""
+
+_OPERATORS = frozenset("= + × ÷ ± < > ≤ ≥ ≈ ≠ * ^".split())
+_OPERATOR_TOKEN = re.compile(r"(?:^|\s)[=+×÷±<>≤≥≈≠*^](?:\s|$)")
+MAX_OPERAND = 3
+"""An operand of a formula (a token beside a free-standing operator of :data:`_OPERATORS`) is a
+number or a variable of a letter or two, with superscripts; one of at most this many letters,
+digits and superscripts holding an accented Latin letter (``xý + yý = zý``, ``E = mcý``,
+``Angle Ó = 30°``) is a code page's superscript or Greek letter read as a letter: a flaw. ``-``
+and ``/`` are no operators here: ``Jean - né en 1950``."""
+
+_HALFWIDTH_KANA = re.compile("[\uff66-\uff9f]")
+_ODD_SYMBOL = re.compile(
+    "["
+    + re.escape("".join(sorted(_ORDINALS | _FRACTIONS | set(_GUILLEMETS) | _DAGGERS | _CURRENCIES | _DASHES)))
+    + re.escape("".join(sorted(_OPENING_QUOTES | set(_INVERTED) | _MATH | {"·"})))
+    + "\u2500-\u25a0\uff66-\uff9f]"
+)
+"""The characters :func:`_misplaced_symbols` looks at: the symbols above, pseudo-graphics and
+half-width katakana."""
 
 
 def _scan_token(token: str, reading: Reading, allowed: set[str], tally: _Tally) -> str | None:
@@ -1186,13 +1430,15 @@ def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
             continue
         script = _script(char)
         if (
-            script in _IDEOGRAPHIC
+            (script in _IDEOGRAPHIC or script == "Fullwidth")
             and 0 < index < len(word) - 1
             and word[index - 1].isascii()
             and word[index + 1].isascii()
         ):
+            # Full-width Latin letters write whole words in CJK text (ＰＣ), never one letter of
+            # an ASCII word: "dｇu" is code page 437's "déçu" in Shift_JIS.
             reading.examples["rejection"] = word[:40]
-            return "an ideograph between Latin letters"
+            return "an ideograph or full-width letter between Latin letters"
         if script == "Hangul":
             run += 1
             tally.hangul_run = max(tally.hangul_run, run)
@@ -1209,8 +1455,13 @@ def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
     medial = sum(1 for c in letters[:-1] if c in _WORD_FINAL)
     if medial:
         reading.flaw("word-final letters inside words", word[:40], medial)
-    if alphabets == {"Cyrillic"} and word[0] in "ьъыЬЪЫ":
-        reading.doubt("Cyrillic words starting with ь, ъ or ы", word[:40])
+    if alphabets == {"Cyrillic"}:
+        if word[0] in "ьъыЬЪЫ":
+            reading.doubt("Cyrillic words starting with ь, ъ or ы", word[:40])
+        lower = word.lower()
+        signs = sum(1 for a, b in zip(lower, lower[1:]) if b in "ъь" and a in _NO_SIGN_AFTER)
+        if signs:
+            reading.flaw("hard or soft signs after a vowel", word[:40], signs)
     if len(alphabets) == 1 and len(word) >= 2:
         (alphabet,) = alphabets
         tally.words[alphabet] = tally.words.get(alphabet, 0) + 1
@@ -1248,6 +1499,9 @@ def _judge(reading: Reading, text: str, tally: _Tally) -> None:
     for script, count in alphabets.items():
         if script != "Latin" and count < MAX_ISLAND_LETTERS and count < MAX_ISLAND_SHARE * reading.letters:
             reading.doubt(f"a few {script} letters{ISLAND}", script)
+    for script, count in alphabets.items():
+        if script != "Latin" and count >= MIN_WORDLESS_LETTERS and not tally.words.get(script):
+            reading.flaw(f"{script} letters that form no words", script)
     for script in _CASED:
         if tally.words.get(script, 0) >= 3 and not tally.titled.get(script):
             reading.doubt(f"no capitalised {script} word", "", 1)
