@@ -7,14 +7,18 @@ found in (cp1251 and KOI8-R Russian, cp1252 and Latin-1 German, cp1250 and ISO-8
 Shift-JIS and EUC-JP Japanese, ...), cut into samples of 1 line, 2 lines, 4 lines and the whole
 paragraph (8 lines), plus source files with a comment and a string in that language; and a
 ``trial`` set of mostly-ASCII lines (one accented word, one symbol, a word of another alphabet)
-and DOS code-page text (box drawing, accented Latin in code pages 437 and 850). Every sample
+and DOS code-page text (box drawing, accented Latin in code pages 437 and 850); and a ``trial2``
+set from the second trial: Mac OS Roman and ISO-8859-15 text, DOS formulas (² ½ µ ¢ ≤ π),
+lower-case Russian in windows-1251 and KOI8-R, windows-1252 punctuation. Every sample
 is decoded and classed as *correct* (exactly the original text), *refused* (``DecodeError`` or
 ``BinaryContentError``) or *wrong* (any other text: mojibake, the worst outcome). Negative samples
 (random bytes, binary-ish data without NUL, UTF-8 with a stray legacy byte, two legacy encodings
 in one file) have no right reading: for them only a refusal is correct.
 
 ``--baseline REV`` also runs the ``CharsetDecoder`` of git revision ``REV`` (its adapter module
-loaded from ``git show``) for a before/after table. Times are wall-clock per ``decode`` call,
+loaded from ``git show``) for a before/after table. For each, the samples refused as ambiguous
+are decoded again with every wrong encoding as ``hint`` (:func:`wrong_hints`: a folder of files
+of another encoding). Times are wall-clock per ``decode`` call,
 one process, no warm-up beyond the first sample. Results go to ``benchmarks/results/encodings.json``.
 """
 
@@ -874,8 +878,8 @@ class Sample:
 
 def samples() -> Iterator[Sample]:
     """Every sample of the corpus, in a fixed order: for each text set (``TEXTS``, ``HELD_OUT``,
-    ``FRESH``, ``TRIAL``), language and encoding, each line alone, consecutive pairs, the two
-    halves (4 lines), the whole paragraph and a source file; then the negative samples."""
+    ``FRESH``, ``TRIAL``, ``TRIAL2``), language and encoding, each line alone, consecutive pairs,
+    the two halves (4 lines), the whole paragraph and a source file; then the negative samples."""
     for corpus, texts in (("tuning", TEXTS), ("held-out", HELD_OUT), ("fresh", FRESH), ("trial", TRIAL),
                           ("trial2", TRIAL2)):
         yield from _cut(corpus, texts)
@@ -1072,8 +1076,8 @@ SIZES = ("1 line", "2 lines", "4 lines", "paragraph", "code")
 
 
 def summarize(outcomes: list[Outcome]) -> dict[str, object]:
-    """Counts of each result by corpus (``tuning``, ``held-out``, ``fresh``, ``trial``) and size,
-    the negatives, and the time per call in milliseconds by size."""
+    """Counts of each result by corpus (``tuning``, ``held-out``, ``fresh``, ``trial``, ``trial2``)
+    and size, the negatives, and the time per call in milliseconds by size."""
     table: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     times: dict[str, list[float]] = defaultdict(list)
     for outcome in outcomes:

@@ -40,6 +40,20 @@ def test_the_nearest_folder_with_evidence_decides() -> None:
     assert sibling_hint(Path("/r/a/x.txt"), Path("/r"), ["koi8_r", "shift_jis"], decided) is None
 
 
+def test_the_nearest_ancestor_folder_with_evidence_decides() -> None:
+    # Issue 8's second trial kept Mac OS Roman and windows-1252 files in sibling folders of one
+    # root, one file per subfolder: the root's majority (windows-1252) must not decide for a file
+    # under mac/, whose nearest folder with evidence is mac/ itself.
+    decided = [(Path("/r/mac/00/t.txt"), "mac_roman"), (Path("/r/mac/01/t.txt"), "mac_roman"),
+               (Path("/r/win/00/t.txt"), "cp1252"), (Path("/r/win/01/t.txt"), "cp1252"),
+               (Path("/r/win/02/t.txt"), "cp1252")]
+    # (the hint is Python's codec name)
+    assert sibling_hint(Path("/r/mac/02/t.txt"), Path("/r"), ["cp1252", "mac_roman"], decided) == "mac-roman"
+    assert sibling_hint(Path("/r/win/03/t.txt"), Path("/r"), ["cp1252", "mac_roman"], decided) == "cp1252"
+    assert sibling_hint(Path("/r/other/t.txt"), Path("/r"), ["cp1252", "mac_roman"], decided) == "cp1252"
+    assert sibling_hint(Path("/r/mac/02/t.txt"), Path("/r/mac"), ["cp1252", "mac_roman"], decided) == "mac-roman"
+
+
 def test_a_split_folder_or_no_evidence_gives_no_hint() -> None:
     split = [(Path("/r/a/1.txt"), "cp1251"), (Path("/r/a/2.txt"), "koi8_r")]
     assert sibling_hint(Path("/r/a/x.txt"), Path("/r"), ["cp1251", "koi8_r"], split) is None
