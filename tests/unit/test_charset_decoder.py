@@ -618,12 +618,14 @@ def test_a_hint_picks_only_among_the_least_doubted_readings(decoder: CharsetDeco
         ("E = mc²", "cp437", "cp1252", "E = mcý", "accented letters as a formula's operands"),
         ("Angle α = 30°", "cp437", "cp850", "Angle Ó = 30°", "accented letters as a formula's operands"),
         ("наш дом", "cp1251", "koi8_r", "МЮЬ ДНЛ", "hard or soft signs after a vowel"),
+        ("Note: π r", "cp437", "mac_roman", "Note: „ r", "low quotation marks without a closing one"),
+        ("Heat 25° now", "mac_roman", "cp1256", "Heat 25، now", "Arabic punctuation without Arabic letters"),
         ("π ≈ 3.14159\nx ≤ 10 and y ≥ 0\n√2 ≈ 1.414\nΣ of all rows", "cp437", "koi8_r",
          "Ц В 3.14159\nx С 10 and y Р 0\nШ2 В 1.414\nД of all rows", "Cyrillic letters that form no words"),
     ],
     ids=["tm-as-ordinal", "s-caron-as-ordinal", "oe-as-quarter", "a-grave-as-inverted-question", "a-as-dagger",
          "u-grave-as-yen", "i-diaeresis-as-a-tilde", "s-caron-as-s-acute", "u-acute-as-oe", "superscript-operand",
-         "alpha-operand", "sha-as-soft-sign", "math-as-lone-cyrillic"],
+         "alpha-operand", "sha-as-soft-sign", "math-as-lone-cyrillic", "pi-as-low-quote", "degree-as-arabic-comma"],
 )
 def test_symbols_and_letters_where_their_use_never_puts_them_are_flaws(
     text: str, encoding: str, name: str, misread: str, flaw: str
@@ -646,9 +648,10 @@ def test_symbols_and_letters_where_their_use_never_puts_them_are_flaws(
         ("Value of π is about 3.14", "cp1253", "cp437", "Value of ≡ is about 3.14",
          "mathematical symbols without an operand", 1),
         ("10² m", "cp437", "cp1252", "10ý m", "an accented letter glued to a number", 1),
+        ("See ∞ loop here.", "mac_roman", "cp1252", "See ° loop here.", "degree signs away from numbers", 1),
     ],
     ids=["a-grave-as-double-dagger", "block-as-euro", "n-tilde-as-dash", "e-diaeresis-as-quote", "a-acute-as-dot",
-         "pi-as-identical", "superscript-as-y-acute"],
+         "pi-as-identical", "superscript-as-y-acute", "infinity-as-degree"],
 )
 def test_symbols_in_unusual_places_are_doubts(
     text: str, encoding: str, name: str, misread: str, doubt: str, count: int
@@ -678,6 +681,8 @@ def test_symbols_in_unusual_places_are_doubts(
         ("Le cœur et l'œil", "cp1252"),
         ("Śląsk, śnieg i koń", "cp1250"),
         ("x = 5, y = 10", "cp1252"),
+        ("„Guten Tag“, sagte er", "cp1252"),
+        ("Heat to 25 °C, or 77°F; in °C", "cp1252"),
         ("If x ≤ 10 and y ≥ 0 then stop", "cp437"),
         ("объект, день, подъезд", "cp1251"),
     ],
