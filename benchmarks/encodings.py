@@ -7,14 +7,18 @@ found in (cp1251 and KOI8-R Russian, cp1252 and Latin-1 German, cp1250 and ISO-8
 Shift-JIS and EUC-JP Japanese, ...), cut into samples of 1 line, 2 lines, 4 lines and the whole
 paragraph (8 lines), plus source files with a comment and a string in that language; and a
 ``trial`` set of mostly-ASCII lines (one accented word, one symbol, a word of another alphabet)
-and DOS code-page text (box drawing, accented Latin in code pages 437 and 850). Every sample
+and DOS code-page text (box drawing, accented Latin in code pages 437 and 850); and a ``trial2``
+set from the second trial: Mac OS Roman and ISO-8859-15 text, DOS formulas (² ½ µ ¢ ≤ π),
+lower-case Russian in windows-1251 and KOI8-R, windows-1252 punctuation. Every sample
 is decoded and classed as *correct* (exactly the original text), *refused* (``DecodeError`` or
 ``BinaryContentError``) or *wrong* (any other text: mojibake, the worst outcome). Negative samples
 (random bytes, binary-ish data without NUL, UTF-8 with a stray legacy byte, two legacy encodings
 in one file) have no right reading: for them only a refusal is correct.
 
 ``--baseline REV`` also runs the ``CharsetDecoder`` of git revision ``REV`` (its adapter module
-loaded from ``git show``) for a before/after table. Times are wall-clock per ``decode`` call,
+loaded from ``git show``) for a before/after table. For each, the samples refused as ambiguous
+are decoded again with every wrong encoding as ``hint`` (:func:`wrong_hints`: a folder of files
+of another encoding). Times are wall-clock per ``decode`` call,
 one process, no warm-up beyond the first sample. Results go to ``benchmarks/results/encodings.json``.
 """
 
@@ -34,8 +38,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
-from hermes_workspace.domain.errors import BinaryContentError, DecodeError
+from hermes_workspace.domain.errors import AmbiguousEncodingError, BinaryContentError, DecodeError
 
 ADAPTER = "src/hermes_workspace/adapters/charset_decoder.py"
 RESULTS = Path(__file__).resolve().parent / "results" / "encodings.json"
@@ -742,6 +747,114 @@ TRIAL: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     )),
 }
 
+TRIAL2: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # Issue 8's second trial: Mac OS Roman and ISO-8859-15 text (curly quotes, ™, €, « », accented
+    # words), DOS formulas (² ½ ¼ µ ¢) that read as letters in windows-1252, and lower-case
+    # Russian in windows-1251 and KOI8-R, which read as each other's capitals. Written to find
+    # misreads of these kinds (the trial's own lines are in the unit tests); the rule was tuned on
+    # them.
+    "mac-english": (("mac_roman",), (
+        "The ticket costs 15€ per person.",
+        "She called it “the best café in town” – and it’s true.",
+        "Acme Toaster™ and Acme Kettle™ are our products.",
+        "Wait… the naïve résumé was late.",
+        "Copyright © 1994 Example Software, Inc.",
+        "Chapter 2 — The façade",
+        "Mix at 180°C for 10 min, ± 1 min.",
+        "• Open the file  • Save it",
+    )),
+    "mac-french": (("mac_roman",), (
+        "Le café est à côté de l’église.",
+        "« Bonjour », dit-elle en souriant.",
+        "Où êtes-vous allés cet été ?",
+        "Prix : 15 € TTC — livraison comprise.",
+        "Le cœur a ses raisons que la raison ignore.",
+        "Ça coûte trop cher, n’est-ce pas ?",
+        "Je suis très déçu par sa réponse.",
+        "Noël à Paris : illuminations et marchés.",
+    )),
+    "mac-german": (("mac_roman",), (
+        "Schöne Grüße aus München!",
+        "„Guten Tag“, sagte er freundlich.",
+        "Über den Wolken muß die Freiheit grenzenlos sein.",
+        "Preis: 49,90 € inkl. MwSt.",
+        "Bitte öffnen Sie die Datei „liesmich“.",
+        "Straße, Fußgänger und Bäckerei",
+        "Änderungen vorbehalten – Stand: März 1998",
+        "Viele Grüße, Jürgen",
+    )),
+    "mac-spanish": (("mac_roman",), (
+        "¿Dónde está la estación?",
+        "Año nuevo, vida nueva.",
+        "¡Qué alegría verte, señor García!",
+        "El niño comió pan con café.",
+        "Precio: 30 € (IVA incluido)",
+        "La canción «Bésame mucho» es famosa.",
+        "Mañana hablaremos con el señor Muñoz.",
+        "Información: teléfono 91 555 12 34",
+    )),
+    "iso15-western": (("iso8859_15",), (
+        "Le cœur a ses raisons.",
+        "Œdipe roi, une tragédie de Sophocle",
+        "Prix : 25 € par personne",
+        "Ma sœur habite à Nancy.",
+        "Gesamtbetrag: 120 € inkl. Versand",
+        "Total: 45 € per night",
+        "Un œuf, deux œufs, trois bœufs",
+        "Importe: 12 € (IVA incluido)",
+    )),
+    "iso15-nordic": (("iso8859_15",), (
+        "Tšekin tasavallan pääkaupunki on Praha.",
+        "Šakki on hieno peli.",
+        "Žürii otsustas kiiresti.",
+        "Hinta: 20 € kappaleelta",
+        "Šokolaad maksab 3 €.",
+        "Tere tulemast Tallinnasse!",
+        "Hyvää päivää, herra Šimonen.",
+        "Kiitos avusta, näkemiin.",
+    )),
+    "dos-formulas": (("cp437", "cp850"), (
+        "a² + b² = c²",
+        "E = mc²",
+        "Speed: 3.5 µs per call, ± 0.2 µs",
+        "Mix ½ cup of flour with ¼ cup of sugar.",
+        "Area: 12 m², angle 45°",
+        "Cost: 25¢ each, £3 a dozen",
+        "Divide: 10 ÷ 4 = 2½",
+        "Tolerance ±5%, temperature 20°C",
+    )),
+    "dos-math": (("cp437",), (
+        "π ≈ 3.14159",
+        "x ≤ 10 and y ≥ 0",
+        "√2 ≈ 1.414",
+        "Σ of all rows",
+        "Angle α = 30°",
+        "r = 2 cm, A = πr²",
+        "∞ loop",
+        "n² ≥ 2n for n ≥ 2",
+    )),
+    "russian-lower": (("cp1251", "koi8_r"), (
+        "привет, как ты?",
+        "все хорошо, спасибо",
+        "завтра будет дождь",
+        "где находится вокзал",
+        "я тебя люблю",
+        "мы идём домой",
+        "это наша новая квартира",
+        "она уже спит",
+    )),
+    "windows-punctuation": (("cp1252",), (
+        "Don’t worry, it’s fine.",
+        "She said “yes” — twice.",
+        "Prices start at €5 – cheap!",
+        "Loading…",
+        "The Widget™ costs $5.",
+        "I’m sure you’ll like it.",
+        "“Quote” and ‘quote’",
+        "Wait… what?",
+    )),
+}
+
 CODE_TEMPLATE = '''def report(rows):
     """{doc}"""
     # {comment}
@@ -765,9 +878,10 @@ class Sample:
 
 def samples() -> Iterator[Sample]:
     """Every sample of the corpus, in a fixed order: for each text set (``TEXTS``, ``HELD_OUT``,
-    ``FRESH``, ``TRIAL``), language and encoding, each line alone, consecutive pairs, the two
-    halves (4 lines), the whole paragraph and a source file; then the negative samples."""
-    for corpus, texts in (("tuning", TEXTS), ("held-out", HELD_OUT), ("fresh", FRESH), ("trial", TRIAL)):
+    ``FRESH``, ``TRIAL``, ``TRIAL2``), language and encoding, each line alone, consecutive pairs,
+    the two halves (4 lines), the whole paragraph and a source file; then the negative samples."""
+    for corpus, texts in (("tuning", TEXTS), ("held-out", HELD_OUT), ("fresh", FRESH), ("trial", TRIAL),
+                          ("trial2", TRIAL2)):
         yield from _cut(corpus, texts)
     yield from negatives()
 
@@ -890,12 +1004,12 @@ def hint_effect(corpus: list[Sample]) -> dict[str, dict[str, int]]:
     return {label: dict(counts) for label, counts in effect.items()}
 
 
-def load_decoder(revision: str | None) -> Callable[[bytes], str]:
-    """``CharsetDecoder().decode`` of the working tree, or of git ``revision``."""
+def load_adapter(revision: str | None) -> ModuleType:
+    """The ``charset_decoder`` adapter module of the working tree, or of git ``revision``."""
     if revision is None:
-        from hermes_workspace.adapters.charset_decoder import CharsetDecoder
+        from hermes_workspace.adapters import charset_decoder
 
-        return CharsetDecoder().decode
+        return charset_decoder
     repo = Path(__file__).resolve().parent.parent
     source = subprocess.run(["git", "show", f"{revision}:{ADAPTER}"], cwd=repo, check=True, capture_output=True,
                             text=True).stdout
@@ -907,15 +1021,63 @@ def load_decoder(revision: str | None) -> Callable[[bytes], str]:
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     Path(handle.name).unlink()
-    return module.CharsetDecoder().decode
+    return module
+
+
+def load_decoder(revision: str | None) -> Callable[[bytes], str]:
+    """``CharsetDecoder().decode`` of the working tree, or of git ``revision``."""
+    return load_adapter(revision).CharsetDecoder().decode
+
+
+def wrong_hints(adapter: ModuleType, corpus: list[Sample]) -> dict[str, int]:
+    """The sibling-hint path with a misleading sibling: for each positive sample refused as
+    ambiguous (``AmbiguousEncodingError``), decode again with each encoding of the adapter's
+    ``ENCODINGS`` whose strict reading is not the right text as ``hint``. Counts: ``ambiguous``
+    samples, ``hints`` tried, ``refused``, ``tie`` (the hint picked a flawless wrong reading: a
+    genuine tie the siblings decided wrongly), ``flawed`` (it picked a flawed or implausible
+    reading: a defect, must be 0), ``correct``, and ``samples with a tie``."""
+    decoder = adapter.CharsetDecoder()
+    counts: Counter[str] = Counter()
+    for sample in corpus:
+        if sample.text is None:
+            continue
+        try:
+            decoder.decode(sample.data)
+            continue
+        except AmbiguousEncodingError:
+            counts["ambiguous"] += 1
+        except (DecodeError, BinaryContentError):
+            continue
+        readings = {r.text: r for r in adapter.readings_of(sample.data)}
+        tied = False
+        for encoding in adapter.ENCODINGS:
+            decoded = adapter._strict(sample.data, encoding.codecs)
+            if decoded is None or decoded[1] == sample.text:
+                continue
+            counts["hints"] += 1
+            try:
+                text = decoder.decode(sample.data, hint=encoding.name)
+            except (DecodeError, BinaryContentError):
+                counts["refused"] += 1
+                continue
+            if text == sample.text:
+                counts["correct"] += 1
+                continue
+            reading = readings.get(text)
+            clean = reading is not None and reading.rejection is None and not reading.flaws
+            counts["tie" if clean else "flawed"] += 1
+            tied = tied or clean
+        counts["samples with a tie"] += tied
+    return {key: counts[key] for key in ("ambiguous", "hints", "refused", "tie", "flawed", "correct",
+                                          "samples with a tie")}
 
 
 SIZES = ("1 line", "2 lines", "4 lines", "paragraph", "code")
 
 
 def summarize(outcomes: list[Outcome]) -> dict[str, object]:
-    """Counts of each result by corpus (``tuning``, ``held-out``, ``fresh``, ``trial``) and size,
-    the negatives, and the time per call in milliseconds by size."""
+    """Counts of each result by corpus (``tuning``, ``held-out``, ``fresh``, ``trial``, ``trial2``)
+    and size, the negatives, and the time per call in milliseconds by size."""
     table: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     times: dict[str, list[float]] = defaultdict(list)
     for outcome in outcomes:
@@ -930,7 +1092,7 @@ def summarize(outcomes: list[Outcome]) -> dict[str, object]:
         times[sample.size].append(outcome.seconds * 1000)
     counts = {
         corpus: {size: dict(table[corpus][size]) for size in (*SIZES, "all") if size in table[corpus]}
-        for corpus in ("tuning", "held-out", "fresh", "trial", "all", "negative") if corpus in table
+        for corpus in ("tuning", "held-out", "fresh", "trial", "trial2", "all", "negative") if corpus in table
     }
     timing = {
         key: {"median_ms": round(statistics.median(values), 3), "mean_ms": round(statistics.fmean(values), 3),
@@ -996,16 +1158,19 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, object] = {}
     runs = [("after", None)] + ([("before", args.baseline)] if args.baseline else [])
     for label, revision in runs:
-        decode = load_decoder(revision)
+        adapter = load_adapter(revision)
+        decode = adapter.CharsetDecoder().decode
         outcomes = run(decode, corpus)
         summary = summarize(outcomes)
         summary["by_language"] = by_language(outcomes)
         summary["large_files_ms"] = large_file_times(decode)
+        summary["wrong_hints"] = wrong_hints(adapter, corpus)
         summary["wrong"] = [f"{o.sample.language}/{o.sample.encoding}/{o.sample.size}: {o.detail!r}"
                             for o in outcomes if o.result == "wrong"]
         results[label] = {"revision": revision or "working tree", **summary}
         _print_table(f"{label} ({revision or 'working tree'})", summary)
         print("1 MB files (ms):", summary["large_files_ms"])
+        print("ambiguous samples with a misleading hint:", summary["wrong_hints"])
         if label == "after" and args.show:
             for o in outcomes:
                 if args.show == "all" or o.result == args.show:

@@ -27,7 +27,7 @@ from tests.store_files import make_file
 
 HOME = Path("/h")
 WS = HOME / "workspace"
-AMBIGUOUS = "как дела у тебя\n"  # cp1251 bytes that KOI8-R reads as cleanly
+AMBIGUOUS = "она уже спит\n"  # reads as cleanly in cp1251 and KOI8-R (as "НМЮ СФЕ ЯОХР" / "ПОБ ХЦЕ УРЙФ")
 CLEAR = ["мы пошли домой вечером\n", "я люблю читать книги\n"]  # unambiguous in either code page
 
 
@@ -38,6 +38,20 @@ def test_the_nearest_folder_with_evidence_decides() -> None:
     assert sibling_hint(Path("/r/c/x.txt"), Path("/r"), ["cp1251", "koi8-r"], decided) == "koi8-r"  # codec name
     # the folder votes for an encoding that is not a candidate: no hint, even if the root would give one
     assert sibling_hint(Path("/r/a/x.txt"), Path("/r"), ["koi8_r", "shift_jis"], decided) is None
+
+
+def test_the_nearest_ancestor_folder_with_evidence_decides() -> None:
+    # Issue 8's second trial kept Mac OS Roman and windows-1252 files in sibling folders of one
+    # root, one file per subfolder: the root's majority (windows-1252) must not decide for a file
+    # under mac/, whose nearest folder with evidence is mac/ itself.
+    decided = [(Path("/r/mac/00/t.txt"), "mac_roman"), (Path("/r/mac/01/t.txt"), "mac_roman"),
+               (Path("/r/win/00/t.txt"), "cp1252"), (Path("/r/win/01/t.txt"), "cp1252"),
+               (Path("/r/win/02/t.txt"), "cp1252")]
+    # (the hint is Python's codec name)
+    assert sibling_hint(Path("/r/mac/02/t.txt"), Path("/r"), ["cp1252", "mac_roman"], decided) == "mac-roman"
+    assert sibling_hint(Path("/r/win/03/t.txt"), Path("/r"), ["cp1252", "mac_roman"], decided) == "cp1252"
+    assert sibling_hint(Path("/r/other/t.txt"), Path("/r"), ["cp1252", "mac_roman"], decided) == "cp1252"
+    assert sibling_hint(Path("/r/mac/02/t.txt"), Path("/r/mac"), ["cp1252", "mac_roman"], decided) == "mac-roman"
 
 
 def test_a_split_folder_or_no_evidence_gives_no_hint() -> None:

@@ -133,7 +133,7 @@ def _latin(name: str, letters: str, rare: str = "", single: str = "") -> Languag
 _LATIN_LANGUAGES = (
     _latin("English", ""),
     _latin("German", "äöüß"),
-    _latin("French", "éèàêçôâîûù", "ëïüÿæœ", "à"),
+    _latin("French", "éèàêçôâîûùœ", "ëïüÿæ", "à"),
     _latin("Spanish", "áéíóúñ", "ü"),
     _latin("Portuguese", "ãçéáíóêâõú", "àô", "àé"),
     _latin("Italian", "àèéìòù", "íîóú", "è"),
@@ -193,6 +193,7 @@ LETTER_RANKS: dict[str, str] = {
     "Icelandic": "arniestulðgmkfvhoádíbþjóyæpöéúýx",
     "Albanian": "eëitranshoukmjdlpqgvbfyzçcx",
     "Latvian": "aiseturnkālmpvdoījzēgbcšņūļžčfhģķ",
+    "German": "enirstadhulgocmbfkwzpvüäößj",  # FREQUENCIES' list, with ß (0.3%) in its place
 }
 """The letters of each Latin language by falling frequency, for :func:`letter_log_odds`: its
 ``FREQUENCIES`` entry (charset-normalizer's 26 most frequent letters, from Wikipedia's letter
@@ -265,7 +266,7 @@ class Encoding:
     """A legacy encoding that detection tries: ``codecs``, Python codec names of which the first
     that decodes the bytes strictly is used (a superset first), the ``languages`` written in it,
     and ``symbols``: characters beyond :data:`COMMON_SYMBOLS` that its text commonly holds (the
-    box drawing of the DOS code pages, :data:`DOS_SYMBOLS`)."""
+    box drawing of the DOS code pages, :data:`DOS_SYMBOLS`; :data:`DOS_MATH`, :data:`MAC_MATH`)."""
 
     name: str
     codecs: tuple[str, ...]
@@ -279,6 +280,13 @@ pseudo-graphics of DOS code pages (tables, frames, ``.nfo`` art), common in thei
 touch no letter (``│ Name │``); touching one (``─rger``) they remain unusual symbols, as which
 windows-1252 capitals read in a DOS code page."""
 
+DOS_MATH = frozenset("≥≤≈≡∞")
+MAC_MATH = frozenset("≠≤≥≈∞")
+"""The relations of code page 437 and of Mac OS Roman, and infinity (``x ≤ 10``, ``y ≈ 1.4``):
+common in their text, like pseudo-graphics, when they touch no letter; with no operand beside
+them (``of ≡ is``, ``≥ Name ≥``: a number, a one-letter variable or a bracket) a doubt."""
+_MATH = DOS_MATH | MAC_MATH
+
 
 ENCODINGS: tuple[Encoding, ...] = (
     Encoding("cp1252", ("cp1252",), _WESTERN),
@@ -287,8 +295,11 @@ ENCODINGS: tuple[Encoding, ...] = (
     Encoding("iso8859_2", ("iso8859_2",), _CENTRAL),
     Encoding("cp1257", ("cp1257",), _pick("English", "German", "Lithuanian", "Latvian", "Estonian")),
     Encoding("cp1254", ("cp1254",), _pick("English", "Turkish")),
+    # Mac OS Roman: text files of the classic Mac OS (before OS X), in the western languages but
+    # Icelandic (Mac OS Icelandic replaced symbols with its letters).
+    Encoding("mac_roman", ("mac_roman",), tuple(lang for lang in _WESTERN if lang.name != "Icelandic"), MAC_MATH),
     # The DOS code pages of western Europe and America: README, .nfo and .txt files of DOS programs.
-    Encoding("cp437", ("cp437",), _WESTERN, DOS_SYMBOLS),
+    Encoding("cp437", ("cp437",), _WESTERN, DOS_SYMBOLS | DOS_MATH),
     Encoding("cp850", ("cp850",), _WESTERN, DOS_SYMBOLS),
     Encoding("cp1251", ("cp1251",), CYRILLIC),
     Encoding("koi8_r", ("koi8_r",), CYRILLIC, DOS_SYMBOLS),
@@ -357,7 +368,9 @@ from a number (``№ is``, ``Zo‰``) they are a doubt: what other code pages' `
 _CAPITAL_ON_NUMBER = re.compile(r"(?<!\w)\d+([^\W\d_])(?!\w)|(?<!\w)([^\W\d_])\d+(?!\w)")
 """A number with one non-ASCII letter glued to it (``20Ç``, ``А20``) is a doubt when the letter is
 a capital: what the euro sign (0x80 in the Windows code pages) reads as in code page 437 (``Ç``),
-866 (``А``) or windows-1251 (``Ђ``). Lower-case ordinals (Greek ``1η``) are not doubted."""
+866 (``А``) or windows-1251 (``Ђ``); and when it is an accented Latin letter (``10ý``: code page
+437's ``10²`` in windows-1252). Lower-case ordinals of other scripts (Greek ``1η``) are not
+doubted."""
 
 _UTF8_AS_LATIN = re.compile(
     "[ÂÃâ][" + re.escape(bytes(range(0x80, 0xC0)).decode("cp1252", errors="ignore") + "\u00a0") + "]"
@@ -441,6 +454,11 @@ MIN_SCRIPT_LETTERS = 3
 """Non-ASCII letters of a second alphabet (Arabic in French text, which windows-1256 can hold)
 under which they are doubted: one or two are more likely bytes of something else."""
 
+MIN_WORDLESS_LETTERS = 3
+"""Letters of a Cyrillic, Greek, Hebrew or Arabic reading from which, when none of them stands in a
+word of two or more letters, the reading is flawed: text in an alphabet forms words; one-letter
+"words" only (``Ц В 3.14159``, ``x С 10``) are another code page's symbols read as letters."""
+
 ISLAND = " among Latin words"
 MAX_ISLAND_LETTERS = 8
 MAX_ISLAND_SHARE = 1 / 3
@@ -454,9 +472,9 @@ Cyrillic letters among ten Latin ones in KOI8-R (``здд© box drawing Ё``).""
 
 ENGLISH_WORDS = frozenset("the and of to is are was with for that this it you not be on as by".split())
 MIN_ENGLISH_WORDS = 3
-_WESTERN_PAGES = frozenset({"cp1252", "iso8859_15", "cp437", "cp850"})
+_WESTERN_PAGES = frozenset({"cp1252", "iso8859_15", "mac_roman", "cp437", "cp850"})
 """English function words: a reading holding :data:`MIN_ENGLISH_WORDS` different ones, with
-accented Latin letters not decoded as windows-1252, ISO-8859-15 or a western DOS code page, is
+accented Latin letters not decoded as windows-1252, ISO-8859-15, Mac OS Roman or a western DOS code page, is
 doubted. English text with
 a ``naïve`` or a ``café`` comes from the Western code pages; read as windows-1250 it turns the
 French letters into Czech ones (``naďve``)."""
@@ -499,6 +517,17 @@ _FULLWIDTH_TO_ASCII = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | 
 """Full-width ASCII forms folded before the mess ratio, which counts ``１，５００`` as a mess."""
 
 _DOS_TO_SPACE = {ord(char): 0x20 for char in DOS_SYMBOLS}
+
+_SCRIPT_PUNCTUATION = {"Arabic": "،؛؟٪٫٬", "Hebrew": "\u05be\u05f3\u05f4"}
+"""Punctuation of one script only (Arabic comma, semicolon, question mark, percent and number
+separators; Hebrew maqaf, geresh, gershayim): in a text without a letter of that script, a flaw
+(``25 ،C``, ``Item ؛ and``: Mac OS Roman's ``°`` and ``ª`` in windows-1256)."""
+
+_NO_SIGN_AFTER = VOWELS["Cyrillic"][0] | frozenset("йъь")
+"""Letters the hard and soft signs never follow: ъ and ь mark the consonant before them (Russian
+``объект``, ``день``; Bulgarian ``път``, ``шофьор``), so no orthography writes them after a vowel,
+й or another sign. Lower-case windows-1251 read as KOI8-R (and the reverse) does: ``я`` reads as
+``Ъ``, ``ш`` as ``Ь``, so ``тебя`` is ``РЕАЪ``, ``наш`` is ``МЮЬ``."""
 
 _KOREAN_FREQUENT = frozenset(FREQUENCIES["Korean"])
 _CHINESE_FREQUENT = frozenset(COMMON_CHINESE_CHARACTERS)
@@ -574,8 +603,8 @@ class CharsetDecoder:
 
     - *Implausible* (out): a control, private-use, format or unassigned character; a letter of a
       script none of its languages writes; a word mixing two alphabets (``GrьЯe``); an ideograph
-      between two Latin letters (``Gr崩e``); a symbol inside a word (``Zaż±ł``); a combining mark
-      after no letter, or on a letter of another script.
+      or a full-width letter between two Latin letters (``Gr崩e``, ``dｇu``); a symbol inside a
+      word (``Zaż±ł``); a combining mark after no letter, or on a letter of another script.
     - *Flaws* (strong evidence against): unusual symbols (see :data:`COMMON_SYMBOLS`; the DOS
       code pages' box drawing only where it forms a drawing, :data:`DOS_SYMBOLS`); too few
       Cyrillic vowels (:data:`VOWELS`); case flips inside a word involving a non-ASCII letter
@@ -586,12 +615,26 @@ class CharsetDecoder:
       Arabic ة ى); rare ideographs beyond :data:`MAX_RARE_IDEOGRAPHS`, or rare Hangul syllables;
       Korean with few frequent syllables (:data:`MIN_FREQUENT_HANGUL`), long unspaced runs
       (:data:`MAX_HANGUL_RUN`), stray jamo, hanja inside Hangul words, or hanja without Hangul;
-      charset-normalizer's mess ratio above :data:`MAX_MESS`.
+      symbols where their use never puts them (:func:`_misplaced_symbols`: ordinal indicators
+      away from numbers and abbreviations, ``Widgetª``; fractions before a word or number,
+      ``½50``; guillemets without their pair, ``Size: « inch``, or low quotes without a closing
+      one; daggers before a word; Spanish inverted marks before a space; currency signs glued to
+      a word; Arabic or Hebrew punctuation without a letter of the script; accented letters as a
+      formula's operands, ``xý + yý = zý``; pseudo-graphics glued to a digit, ``20█``; a lone
+      half-width katakana glued to a Latin word, ``ﾒquotedﾓ``); letters where the languages that
+      write them never do (:data:`_UNWRITTEN`: ``naãve``, ``Śakki``); Cyrillic hard or soft
+      signs after a vowel (``РЕАЪ``, :data:`_NO_SIGN_AFTER`); Cyrillic, Greek, Hebrew or Arabic
+      letters that form no word (:data:`MIN_WORDLESS_LETTERS`); charset-normalizer's mess ratio
+      above :data:`MAX_MESS`.
     - *Doubts* (weak evidence, to rank flawless readings): letters rare in the best-fitting
       language or lone letters it has no word for (:class:`Language`); few of its most frequent
       letters (:data:`MIN_TOP_SHARE`); symbols stuck to words (``£ukasz``); superscripts after no
       letter or digit (``³``); number signs away from numbers (``№ is``); a non-ASCII capital
-      glued to a number (``20А``, what ``20€`` reads as in code page 866); a non-ASCII letter
+      glued to a number (``20А``, what ``20€`` reads as in code page 866), or an accented Latin
+      letter (``10ý``); currency and degree signs away from numbers; a double dagger without a dagger
+      (``Citt‡``); dashes joining a word to a letter (``Espa–a``); opening quotation marks after
+      a word (``Zo‘ said``); middle dots stuck to words; Spanish inverted marks never closed;
+      mathematical symbols without an operand (``of ≡ is``); a non-ASCII letter
       three times in a row (``ؤؤؤ``); a Latin word of accented letters only (``ìèð``); Cyrillic
       words starting with ь ъ ы; Cyrillic or Greek without a capitalised word (3+ words); too few
       Greek vowels; Greek without accents (:data:`MIN_GREEK_ACCENTED`); Arabic without the
@@ -612,13 +655,17 @@ class CharsetDecoder:
     letters are likelier by :data:`MAX_CONTRARY_LOG_ODDS` (doubts and frequencies disagree), or
     when its script is only a few letters among Latin words (an *island*: such a reading is a
     rival, never the choice). Otherwise ``hint``, when it names an encoding of one of the
-    flawless readings, picks that one; else the bytes are refused as ambiguous (the encodings
+    flawless readings with the fewest doubts, picks that one (a hint breaks a tie; it does not
+    overrule the evidence); else the bytes are refused as ambiguous (the encodings
     named, with the byte where the readings first differ) or too short to tell. No flawless
     reading: refused, naming the closest one and its flaws. Messages never quote the file (they
-    end up in logs). Measured on 1,850 short and long samples in 28 languages and 31 encodings
-    (``benchmarks/encodings.py``; 325 of them mostly-ASCII lines and DOS text like those of
-    issue 8's trial): 90% read, 10% refused (mostly single lines), none misread; of the 1,525
-    samples of running text, 94% read.
+    end up in logs). Measured on 2,041 short and long samples in 28 languages and 32 encodings
+    (``benchmarks/encodings.py``; 516 of them mostly-ASCII lines, DOS, Mac OS Roman and
+    ISO-8859-15 text and lower-case Russian like those of issue 8's two trials): 90% read, 10%
+    refused (mostly single lines), none misread; of the 1,525 samples of running text, 95% read.
+    With a misleading hint (each wrong encoding, on the 174 samples refused as ambiguous), none
+    is read from a flawed reading; 137 of them have a flawless wrong reading a wrong folder
+    would pick (a genuine tie).
 
     Raises (from :meth:`decode`):
         BinaryContentError: NUL bytes without a UTF-16/32 BOM, or a BOM-decoded text containing
@@ -630,7 +677,8 @@ class CharsetDecoder:
     def decode(self, data: bytes, *, hint: str | None = None) -> str:
         """``data`` as text, without a byte-order mark. ``hint``: an encoding name (any Python
         codec alias), e.g. the one other files of the same folder were read with; it picks among
-        flawless readings only, and never makes a flawed one acceptable. Raises as :meth:`read`."""
+        the flawless readings with the fewest doubts only, and never makes a flawed one
+        acceptable. Raises as :meth:`read`."""
         return self.read(data, hint=hint).text
 
     def read(self, data: bytes, *, hint: str | None = None) -> DecodedText:
@@ -640,7 +688,8 @@ class CharsetDecoder:
         Raises:
             BinaryContentError: see the class docstring.
             AmbiguousEncodingError: the flawless readings tie, or the only one is too short to
-                tell (``candidates`` names their encodings); a ``hint`` naming one decides.
+                tell (``candidates`` names their encodings); a ``hint`` naming one of the least
+                doubted decides.
             DecodeError: any other refusal.
         """
         for bom, codec in _BOMS:
@@ -810,7 +859,7 @@ def _choose(readings: list[Reading], utf8_error: str, hint: str | None) -> Readi
                 chosen = None
         if chosen is not None and not any(what.endswith(ISLAND) for what in chosen.doubts):
             return chosen
-        hinted = _hinted(flawless, hint)
+        hinted = _hinted([r for r in flawless if sum(r.doubts.values()) == fewest], hint)
         if hinted is not None:
             return hinted
         candidates = tuple(r.encodings[0] for r in flawless)
@@ -1023,13 +1072,261 @@ def assess(reading: Reading) -> None:
         near = max(0, match.start() - 2), match.end() + 2
         if _NUMBER_SIGNS.search(token) and not _NUMBER_SIGN_USE.search(text, *near):
             reading.doubt("number signs away from numbers", token[:40])
-        if any(not c.isascii() and c.isupper() for pair in _CAPITAL_ON_NUMBER.findall(token) for c in pair):
+        glued = [c for pair in _CAPITAL_ON_NUMBER.findall(token) for c in pair if c and not c.isascii()]
+        if any(c.isupper() for c in glued):
             reading.doubt("a capital letter glued to a number", token[:40])
+        elif any(_script(c) == "Latin" for c in glued):
+            reading.doubt("an accented letter glued to a number", token[:40])
         rejection = _scan_token(token, reading, allowed, tally)
         if rejection is not None:
             reading.rejection = rejection
             return
+    _misplaced_symbols(reading, text)
     _judge(reading, text, tally)
+
+
+def _misplaced_symbols(reading: Reading, text: str) -> None:
+    """Flaw symbols that stand where their use never puts them, and doubt those in unusual places:
+    what another code page's letters or symbols read as (see :data:`_ORDINALS`,
+    :data:`_FRACTIONS`, :data:`_GUILLEMETS`, :data:`_DAGGERS`, :data:`_INVERTED`,
+    :data:`_CURRENCIES`, :data:`_SCALES`, :data:`_LOW_QUOTES`, :data:`_DASHES`,
+    :data:`_OPENING_QUOTES`, :data:`DOS_MATH`, :data:`MAX_OPERAND`; pseudo-graphics glued to a
+    digit, ``20█``; a lone half-width katakana glued to a Latin word, ``ﾒquotedﾓ``; a middle dot
+    at one side of a word); and letters where their languages never write them
+    (:data:`_UNWRITTEN`)."""
+    present: dict[str, bool] = {}  # partner marks searched in the whole text, once per reading
+    for match in _ODD_SYMBOL.finditer(text):
+        char, index = match.group(), match.start()
+        before = text[index - 1] if index else ""
+        after = text[index + 1] if index + 1 < len(text) else ""
+        if char in _ORDINALS:
+            start = index
+            while start > 0 and text[start - 1] == " " and start > index - 4:
+                start -= 1
+            if before == "." or text[start - 1 : start].isdigit():
+                continue
+            start = index
+            while start > 0 and text[start - 1].isalpha() and start > index - 16:
+                start -= 1
+            letters = text[start:index]
+            if not after.isalnum() and (
+                letters in ("n", "N") or (0 < len(letters) <= MAX_ABBREVIATION and letters[0].isupper())
+            ):
+                continue
+            reading.flaw("ordinal indicators away from numbers and abbreviations", text[max(0, index - 8) : index + 2])
+        elif char in _FRACTIONS:
+            if after.isalnum() and not before.isdigit():
+                reading.flaw("fractions before a word or number", text[index : index + 8])
+        elif char in _GUILLEMETS:
+            if _present(present, _GUILLEMETS[char], reading.text) or _guillemet_arrow(text, index):
+                continue
+            reading.flaw("guillemets without their pair", text[max(0, index - 8) : index + 8])
+        elif char in _LOW_QUOTES:
+            if not any(_present(present, close, reading.text) for close in _LOW_QUOTES[char]):
+                reading.flaw("low quotation marks without a closing one", text[max(0, index - 8) : index + 8])
+        elif char == "°":
+            start = index
+            while start > 0 and text[start - 1] == " " and start > index - 3:
+                start -= 1
+            if not text[start - 1 : start].isdigit() and after not in _SCALES:
+                reading.doubt("degree signs away from numbers", text[max(0, index - 8) : index + 8])
+        elif char in _DAGGERS:
+            if after.isalpha():
+                reading.flaw("daggers before a word", text[max(0, index - 4) : index + 8])
+            elif char == "‡" and not _present(present, "†", reading.text):
+                reading.doubt("double daggers without a dagger", text[max(0, index - 8) : index + 2])
+        elif char in _CURRENCIES:
+            if _NEAR_NUMBER.search(text, max(0, index - 2), index + 3):
+                continue
+            if before.isalpha() or after.isalpha():
+                reading.flaw("currency signs glued to a word", text[max(0, index - 8) : index + 8])
+            else:
+                reading.doubt("currency signs away from numbers", text[max(0, index - 8) : index + 8])
+        elif char in _DASHES:
+            if before.isalpha() and after.isalpha() and _uneven_join(text, index):
+                reading.doubt("dashes joining a word to a letter", text[max(0, index - 8) : index + 4])
+        elif char in _OPENING_QUOTES:
+            german = any(_present(present, low, reading.text) for low in _LOW_QUOTES)
+            if before.isalpha() and not after.isalnum() and not german:
+                reading.doubt("opening quotation marks after a word", text[max(0, index - 8) : index + 4])
+        elif char == "·":
+            if before.isalpha() != after.isalpha():
+                reading.doubt("middle dots stuck to words", text[max(0, index - 8) : index + 8])
+        elif char in _INVERTED:
+            if after.isspace() or not after:
+                reading.flaw("inverted marks before a space", text[index : index + 12])
+            elif text.find(_INVERTED[char], index) < 0:
+                reading.doubt("inverted marks without their closing mark", text[index : index + 12])
+        elif char in _MATH:
+            if char in reading.symbols and _without_operand(text, index):
+                reading.doubt("mathematical symbols without an operand", text[max(0, index - 8) : index + 8])
+        elif char in reading.symbols:  # pseudo-graphics (DOS_SYMBOLS), by _ODD_SYMBOL's range
+            if before.isdigit() or after.isdigit():
+                reading.flaw("unusual symbols", text[max(0, index - 4) : index + 4])
+        elif _HALFWIDTH_KANA.match(char):
+            lone = not _HALFWIDTH_KANA.match(before or " ") and not _HALFWIDTH_KANA.match(after or " ")
+            if lone and (_ASCII_LETTERS.match(before or " ") or _ASCII_LETTERS.match(after or " ")):
+                reading.flaw("a lone half-width katakana glued to a Latin word", text[max(0, index - 8) : index + 8])
+    unwritten = _UNWRITTEN.search(text)
+    if unwritten is not None:
+        start = unwritten.start()
+        reading.flaw("letters where their language never writes them", text[max(0, start - 6) : start + 4])
+    for line in text.splitlines():
+        if not _OPERATOR_TOKEN.search(line):
+            continue
+        tokens = line.split()
+        for position, token in enumerate(tokens):
+            if token not in _OPERATORS:
+                continue
+            for neighbour in tokens[max(0, position - 1) : position] + tokens[position + 1 : position + 2]:
+                operand = neighbour.strip(",.;:()")
+                if (
+                    len(operand) <= MAX_OPERAND
+                    and all(c.isalnum() or c in _SUPERSCRIPTS for c in operand)
+                    and any(not c.isascii() and _script(c) == "Latin" for c in operand)
+                ):
+                    reading.flaw("accented letters as a formula's operands", line[:40])
+
+
+def _guillemet_arrow(text: str, index: int) -> bool:
+    """Whether the guillemet at ``text[index]``, which has no partner in the text, is an arrow
+    (``Tools » Options``, ``« Back``, ``Next »``): a token of its own that ends or starts its
+    line, or comes before a capitalised word."""
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    line_before = text[start:index]
+    line_after = text[index + 1 : end if end >= 0 else len(text)]
+    if (line_before and not line_before[-1].isspace()) or (line_after and not line_after[0].isspace()):
+        return False
+    following = line_after.split(None, 1)
+    return not line_before.strip() or not following or following[0][:1].isupper()
+
+
+def _uneven_join(text: str, index: int) -> bool:
+    """Whether the dash at ``text[index]``, between two letters, joins a word to a single letter
+    (``Espa–a``, ``canci—n``) or two single letters of different case (``A–o``), rather than two
+    words (``Austria–Hungary``) or a range (``A–Z``, ``a–z``)."""
+    start = index
+    while start > 0 and text[start - 1].isalpha():
+        start -= 1
+    end = index + 1
+    while end < len(text) and text[end].isalpha():
+        end += 1
+    left, right = text[start:index], text[index + 1 : end]
+    if len(left) == 1 and len(right) == 1:
+        return left.isupper() != right.isupper()
+    return (len(left) == 1) != (len(right) == 1)
+
+
+def _without_operand(text: str, index: int) -> bool:
+    """Whether the symbol at ``text[index]`` stands apart with no operand beside it on its line:
+    nothing, or a word of two or more letters, on each side (``of ≡ is``, ``≥ Name ≥``), where a
+    formula has a number, a one-letter variable or a bracket (``x ≤ 10``, ``√2``, ``≈ (a)``)."""
+    before_char = text[index - 1] if index else "\n"
+    after_char = text[index + 1] if index + 1 < len(text) else "\n"
+    if not before_char.isspace() or not after_char.isspace():
+        return False
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    before = text[start:index].split()[-1:]
+    after = text[index + 1 : end if end >= 0 else len(text)].split()[:1]
+    return all(len(word.strip(",.;:")) >= 2 and word.strip(",.;:").isalpha() for word in before + after)
+
+
+def _present(cache: dict[str, bool], char: str, text: str) -> bool:
+    """Whether ``char`` is in ``text``, searched once per ``cache`` (one reading's whole text)."""
+    if char not in cache:
+        cache[char] = char in text
+    return cache[char]
+
+
+_DASHES = frozenset("–—")
+"""En and em dashes join words (``Austria–Hungary``, ``word—word``) and ranges (``A–Z``); one that
+joins a word to a single letter (``Espa–a``, ``A–o``, ``canci—n``) is a doubt: Mac OS Roman's
+``ñ`` and ``ó`` read in windows-1252 (:func:`_uneven_join`)."""
+
+_OPENING_QUOTES = frozenset("‘“")
+"""An opening quotation mark glued to the end of a word (``Zo‘ said``) is a doubt: what Mac OS
+Roman's ``ë`` and windows-1252's ``ì`` read as in each other; but not in a text with low quotes,
+whose closing marks they are (``„Tag“``)."""
+
+_DAGGERS = frozenset("†‡")
+"""Footnote marks follow the word they mark (``word†``), and a dagger before a name or year stands
+apart (``† 1832``): one glued before a word (``‡ÈÎ``) is a flaw, and a double dagger (the second
+footnote mark) in a text without a dagger a doubt (``Citt‡``, ``mise ‡ jour``): what
+windows-1252's ``à`` and windows-1251's ``а`` read as in Mac OS Roman."""
+
+_CURRENCIES = frozenset("€£¥¢")
+_NEAR_NUMBER = re.compile(r"\d")
+"""A currency sign stands next to an amount (``20 €``, ``£3``, ``25¢``, ``US$5``): one with no
+digit within two characters is a doubt (``€  RELEASE NOTES``: code page 437's ``█`` in Mac OS
+Roman), and a flaw when glued to a word (``O¥``: Mac OS Roman's ``ù`` in code page 437)."""
+
+_INVERTED = {"¿": "?", "¡": "!"}
+"""Spanish opens a question with ``¿`` and an exclamation with ``¡``, glued to its first word, and
+closes it: one before a space is a flaw (``¿ noter : la mise``, windows-1252's ``À`` read in Mac
+OS Roman), one never closed a doubt."""
+
+_UNWRITTEN = re.compile(
+    r"[ãÃ](?=[^\W\d_oeisOEIS])"
+    r"|[ñÑ](?=[b-df-hj-np-tv-zB-DF-HJ-NP-TV-Z])"
+    r"|[śźńŚŹŃ](?=[aeiouyąęóAEIOUYĄĘÓ])"
+    r"|[ìùÌÙ](?=[^\W\d_])"
+    r"|[œŒ](?![^\W\d_])"
+)
+"""Letters in places the languages that write them never put them: Portuguese ``ã`` stands before
+``o``, ``e``, ``i``, ``s`` or at a word's end (``não``, ``mãe``, ``irmãs``); Spanish ``ñ`` before
+a vowel (``año``); Polish writes ``ś``, ``ź``, ``ń`` only before a consonant or at a word's end
+(before a vowel it writes ``si``, ``zi``, ``ni``); Italian ``ì`` and ``ù`` (and French ``où``)
+end a word (``così``, ``più``); French ``œ`` never does (``cœur``, ``œil``). A flaw: ``naãve`` is
+code page 437's ``naïve`` in Mac OS Roman, ``faìade`` Mac OS Roman's ``façade`` in code page 437,
+``Śakki`` ISO-8859-15's ``Šakki`` in ISO-8859-2."""
+
+_ORDINALS = frozenset("ªº")
+"""The ordinal indicators follow a number (``1º``, ``2ª``, ``1.º``; ``25 º`` typed for degrees)
+or an abbreviation (``nº``, ``Mª``, ``Exmº``: ``n`` or a capitalised word of at most
+:data:`MAX_ABBREVIATION` letters); after a longer word (``Widgetª``, what Mac OS Roman's ``™``
+reads as in windows-1252), before a letter (``ªimonen``, ISO-8859-15's ``Š`` in code page 850) or
+alone they are a flaw."""
+
+MAX_ABBREVIATION = 4
+
+_FRACTIONS = frozenset("¼½¾")
+"""Vulgar fractions follow a number (``2½``) or stand apart (``½ cup``); glued before a word or
+number (``½50``, ``¼uvre``) they are a flaw: code page 850's ``¢`` and ISO-8859-15's ``Œ`` read
+in windows-1252."""
+
+_GUILLEMETS = {"«": "»", "»": "«", "‹": "›", "›": "‹"}
+"""Guillemets quote in pairs (« », » «, ‹ ›); one whose partner is nowhere in the text is a flaw
+(``Size: « inch``, ``Price ›50``: code page 437's ``½`` and ``¢`` read in windows-1252), unless
+it is an arrow (:func:`_guillemet_arrow`)."""
+
+_LOW_QUOTES = {"„": "“”", "‚": "‘’"}
+"""German and other quotes open low (``„Tag“``, ``‚Tag‘``) and close high: a low one with no
+closing mark in the text is a flaw (``„ r``: code page 437's ``π`` in windows-1252)."""
+
+_SCALES = frozenset("CFKNSEW")
+"""A degree sign follows a number (``25°``, ``25 °C``) or comes before a scale or compass point
+(``in °C``); elsewhere (``° loop``: Mac OS Roman's ``∞`` in windows-1252) it is a doubt."""
+
+_OPERATORS = frozenset("= + × ÷ ± < > ≤ ≥ ≈ ≠ * ^".split())
+_OPERATOR_TOKEN = re.compile(r"(?:^|\s)[=+×÷±<>≤≥≈≠*^](?:\s|$)")
+MAX_OPERAND = 3
+"""An operand of a formula (a token beside a free-standing operator of :data:`_OPERATORS`) is a
+number or a variable of a letter or two, with superscripts; one of at most this many letters,
+digits and superscripts holding an accented Latin letter (``xý + yý = zý``, ``E = mcý``,
+``Angle Ó = 30°``) is a code page's superscript or Greek letter read as a letter: a flaw. ``-``
+and ``/`` are no operators here: ``Jean - né en 1950``."""
+
+_HALFWIDTH_KANA = re.compile("[\uff66-\uff9f]")
+_ODD_SYMBOL = re.compile(
+    "["
+    + re.escape("".join(sorted(_ORDINALS | _FRACTIONS | set(_GUILLEMETS) | _DAGGERS | _CURRENCIES | _DASHES)))
+    + re.escape("".join(sorted(_OPENING_QUOTES | set(_INVERTED) | _MATH | set(_LOW_QUOTES) | {"·", "°"})))
+    + "\u2500-\u25a0\uff66-\uff9f]"
+)
+"""The characters :func:`_misplaced_symbols` looks at: the symbols above, pseudo-graphics and
+half-width katakana."""
 
 
 def _scan_token(token: str, reading: Reading, allowed: set[str], tally: _Tally) -> str | None:
@@ -1186,13 +1483,15 @@ def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
             continue
         script = _script(char)
         if (
-            script in _IDEOGRAPHIC
+            (script in _IDEOGRAPHIC or script == "Fullwidth")
             and 0 < index < len(word) - 1
             and word[index - 1].isascii()
             and word[index + 1].isascii()
         ):
+            # Full-width Latin letters write whole words in CJK text (ＰＣ), never one letter of
+            # an ASCII word: "dｇu" is code page 437's "déçu" in Shift_JIS.
             reading.examples["rejection"] = word[:40]
-            return "an ideograph between Latin letters"
+            return "an ideograph or full-width letter between Latin letters"
         if script == "Hangul":
             run += 1
             tally.hangul_run = max(tally.hangul_run, run)
@@ -1209,8 +1508,13 @@ def _word(word: str, reading: Reading, tally: _Tally) -> str | None:
     medial = sum(1 for c in letters[:-1] if c in _WORD_FINAL)
     if medial:
         reading.flaw("word-final letters inside words", word[:40], medial)
-    if alphabets == {"Cyrillic"} and word[0] in "ьъыЬЪЫ":
-        reading.doubt("Cyrillic words starting with ь, ъ or ы", word[:40])
+    if alphabets == {"Cyrillic"}:
+        if word[0] in "ьъыЬЪЫ":
+            reading.doubt("Cyrillic words starting with ь, ъ or ы", word[:40])
+        lower = word.lower()
+        signs = sum(1 for a, b in zip(lower, lower[1:]) if b in "ъь" and a in _NO_SIGN_AFTER)
+        if signs:
+            reading.flaw("hard or soft signs after a vowel", word[:40], signs)
     if len(alphabets) == 1 and len(word) >= 2:
         (alphabet,) = alphabets
         tally.words[alphabet] = tally.words.get(alphabet, 0) + 1
@@ -1248,9 +1552,17 @@ def _judge(reading: Reading, text: str, tally: _Tally) -> None:
     for script, count in alphabets.items():
         if script != "Latin" and count < MAX_ISLAND_LETTERS and count < MAX_ISLAND_SHARE * reading.letters:
             reading.doubt(f"a few {script} letters{ISLAND}", script)
+    for script, count in alphabets.items():
+        if script != "Latin" and count >= MIN_WORDLESS_LETTERS and not tally.words.get(script):
+            reading.flaw(f"{script} letters that form no words", script)
     for script in _CASED:
         if tally.words.get(script, 0) >= 3 and not tally.titled.get(script):
             reading.doubt(f"no capitalised {script} word", "", 1)
+    for script, marks in _SCRIPT_PUNCTUATION.items():
+        if not tally.scripts.get(script):
+            found = [c for c in marks if c in text]
+            if found:
+                reading.flaw(f"{script} punctuation without {script} letters", found[0])
     if tally.words.get("Arabic", 0) >= MIN_ARABIC_WORDS and "\u0627\u0644" not in text:
         reading.doubt("Arabic without the article", "")
     if tally.greek_long >= 2 and tally.greek_accented < MIN_GREEK_ACCENTED * tally.greek_long:
