@@ -221,12 +221,12 @@ class FilesystemSource:
     walked wherever a root meets them (matched by device and inode, so also through a symlink).
 
     Before any ignore rule, the always-on exclusions of :mod:`hermes_workspace.domain.exclusions`
-    apply in every root: a secret, a version-control folder or a workspace-internal folder yields
-    one :class:`ExcludedPath` (a folder only in a recursive root, where it would have been
-    walked) and nothing under it is visited. Only a root whose rules come from a
-    ``.hermesignore`` can let such a path in, by a ``!`` pattern that matches the path itself and
-    is the deciding pattern (:meth:`IgnoreRules.file_verdict` is ``False``); the
-    ``internal_dirs`` cannot be let in.
+    apply in every root, the root's own path included: a secret, a version-control folder or a
+    workspace-internal folder yields one :class:`ExcludedPath` (a folder only in a recursive
+    root, where it would have been walked) and nothing under it is visited. Only a root whose
+    rules come from a ``.hermesignore`` can let such a path in, by the deciding ``!`` pattern
+    naming it literally (:func:`_reincluded`); the ``internal_dirs`` cannot be let in. A symbolic
+    link is followed only to content the roots cover anyway (:meth:`_Places.follow`).
 
     For each root, in the order given (:meth:`discover`):
 
@@ -234,9 +234,9 @@ class FilesystemSource:
       while every item's ``root`` is the configured ``Root.path``, so callers can group by it. A
       root that is missing, unreadable or not a directory yields one :class:`DiscoveryProblem`
       with ``path == root`` and the walk moves to the next root;
-    - ignore rules: ``.hermesignore``, else ``.gitignore``, else the built-in defaults; matched with gitignore semantics against
-      the path relative to the root (see :class:`IgnoreRules`). In a recursive root, each walked
-      directory's own ignore file of the root's family (``.hermesignore`` if the root has one,
+    - ignore rules: ``.hermesignore``, else ``.gitignore``, else the built-in defaults; matched
+      with gitignore semantics against the path relative to the root (see :class:`IgnoreRules`).
+      In a recursive root, each walked directory's own ignore file of the root's family (``.hermesignore`` if the root has one,
       else ``.gitignore``) adds rules for the paths below it, relative to it; the deepest file
       with a matching pattern decides, else the root's rules (module docstring). A root ignore
       file that exists but cannot be read yields a problem and the built-in defaults apply (the
@@ -269,10 +269,10 @@ class FilesystemSource:
         self.max_file_bytes = max_file_bytes
         self.internal_dirs = tuple(Path(d) for d in internal_dirs)
 
-    def discover(self, roots: Sequence[Root]) -> Iterator[SourceFile | SkippedFile | DiscoveryProblem]:
-        """Yield a :class:`SourceFile`, :class:`SkippedFile` or :class:`DiscoveryProblem` per path
-        looked at, root by root (a generator; nothing is walked before the first ``next``).
-        Never raises for one bad path."""
+    def discover(self, roots: Sequence[Root]) -> Iterator[_Item]:
+        """Yield a :class:`SourceFile`, :class:`SkippedFile`, :class:`ExcludedPath` or
+        :class:`DiscoveryProblem` per path looked at, root by root (a generator; nothing is walked
+        before the first ``next``). Never raises for one bad path."""
         places = _Places(
             internal_keys=_dir_keys(self.internal_dirs),
             internal_paths=tuple(os.path.realpath(d) for d in self.internal_dirs),
@@ -378,12 +378,18 @@ class FilesystemSource:
             if is_dir:
                 if _excludes_dir(levels, rel):
                     continue
-                if is_symlink:
-                    verdict = _follow(places, entry.path, configured, is_dir=True)
-                    if verdict is not None:
-                        if not isinstance(verdict, str):
-                            yield verdict
-                        continue
+            elif not is_symlink and not entry.is_file(follow_symlinks=False):
+                continue  # FIFO, socket, device: not a candidate, not worth reporting
+            elif name == IGNORE_FILENAME or _excludes_file(levels, rel):
+                continue  # .hermesignore is our configuration, not content: never yielded, nor counted
+            if is_symlink:
+                verdict = _follow(places, entry.path, configured, is_dir=is_dir)
+                if verdict is not None:
+                    if not isinstance(verdict, str):
+                        yield verdict
+                    continue
+
+            if is_dir:
                 try:
                     dir_stat = os.stat(entry.path)
                 except OSError as exc:
@@ -414,18 +420,6 @@ class FilesystemSource:
                 stack.append((iter(children), child_prefix, key, child_levels))
                 continue
 
-            if not is_symlink and not entry.is_file(follow_symlinks=False):
-                continue  # FIFO, socket, device: not a candidate, not worth reporting
-            if name == IGNORE_FILENAME:
-                continue  # our configuration, not content: never yielded, nor counted
-            if _excludes_file(levels, rel):
-                continue
-            if is_symlink:
-                verdict = _follow(places, entry.path, configured, is_dir=False)
-                if verdict is not None:
-                    if not isinstance(verdict, str):
-                        yield verdict
-                    continue
             path = Path(entry.path)
             if os.path.splitext(name)[1].lower() in BINARY_SUFFIXES:
                 yield SkippedFile(path, configured, "binary_suffix")
@@ -443,7 +437,8 @@ class FilesystemSource:
             elif size == 0:
                 yield SkippedFile(path, configured, "empty")
             else:
-                yield SourceFile(path, configured, size, file_stat.st_mtime_ns, (file_stat.st_dev, file_stat.st_ino))
+                identity = (file_stat.st_dev, file_stat.st_ino)
+                yield SourceFile(path, configured, size, file_stat.st_mtime_ns, identity)
 
 
 _IGNORED = "ignored"

@@ -72,7 +72,9 @@ class InMemoryFileSource:
         self.files[path] = data.encode() if isinstance(data, str) else data
         self.mtimes[path] = self.mtimes.get(path, 0) + 1
 
-    def discover(self, roots: Sequence[Root]) -> Iterator[SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem]:
+    def discover(
+        self, roots: Sequence[Root]
+    ) -> Iterator[SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem]:
         for root in roots:
             if not any(root.path in p.parents for p in self.files):
                 yield DiscoveryProblem(root.path, root.path, "FileNotFoundError", "root does not exist")
