@@ -15,12 +15,12 @@ from pathlib import Path
 from dependency_injector import containers, providers
 
 from hermes_workspace.adapters.charset_decoder import CharsetDecoder
-from hermes_workspace.adapters.chonkie_chunker import ChonkieChunker
 from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.filesystem_layout import FilesystemLayout
 from hermes_workspace.adapters.filesystem_source import FilesystemSource
 from hermes_workspace.adapters.process_pool import ProcessTaskPool, available_cpus
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
+from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.indexing import FileTools, IndexWorkspace
@@ -144,8 +144,8 @@ def build_worker_tools(max_file_bytes: int, chunk_size: int, overlap: int) -> Fi
     return FileTools(
         source=FilesystemSource(max_file_bytes=max_file_bytes),
         decoder=CharsetDecoder(),
-        chunker=ChonkieChunker(chunk_size=chunk_size, overlap=overlap),
-        fallback_chunker=ChonkieChunker(chunk_size=chunk_size, overlap=overlap, mode="text"),
+        chunker=TreeSitterChunker(chunk_size=chunk_size, overlap=overlap),
+        fallback_chunker=TreeSitterChunker(chunk_size=chunk_size, overlap=overlap, mode="text"),
     )
 
 
@@ -285,12 +285,12 @@ class Container(containers.DeclarativeContainer):
     )
     decoder = providers.Singleton(CharsetDecoder)
     chunker = providers.Singleton(
-        ChonkieChunker,
+        TreeSitterChunker,
         chunk_size=settings.provided.chunking.chunk_size,
         overlap=settings.provided.chunking.overlap,
     )
     fallback_chunker = providers.Singleton(
-        ChonkieChunker,
+        TreeSitterChunker,
         chunk_size=settings.provided.chunking.chunk_size,
         overlap=settings.provided.chunking.overlap,
         mode="text",

@@ -227,7 +227,7 @@ class InMemoryIndexStore:
             if _matches_filters(str(record.path), path_prefix, pattern)
             for chunk in chunks
         ]
-        docs = [(r, c, _search_words(f"{c.content} {c.section or ''}")) for r, c in candidates]
+        docs = [(r, c, _search_words(f"{c.content} {c.section or ''} {c.breadcrumb or ''} {' '.join(c.definitions)}")) for r, c in candidates]
         n = len(docs) or 1
         scored: list[tuple[float, FileRecord, Chunk]] = []
         for record, chunk, words in docs:
@@ -273,6 +273,8 @@ def _ranked_hits(scored: list[tuple[float, FileRecord, Chunk]], limit: int) -> l
             tokens=chunk.tokens,
             modified=record.modified_at,
             content=chunk.content,
+            breadcrumb=chunk.breadcrumb,
+            definitions=chunk.definitions,
         )
         for score, record, chunk in scored[: max(1, limit)]
     ]

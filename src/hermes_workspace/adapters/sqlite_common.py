@@ -227,3 +227,9 @@ def translated_sqlite_errors(path: Path, action: str, *, busy_timeout_ms: int, s
             f"cannot {action}: text or path is not valid Unicode ({exc.reason}: {exc.object[exc.start : exc.end]!r})",
             hint="The log file has the details; rename the file, or add it to .hermesignore, to go on.",
         ) from exc
+
+
+def split_definitions(stored: str | None) -> tuple[str, ...]:
+    """A chunk's stored ``definitions`` column (``"\\n"``-joined qualified names, or NULL) as a
+    tuple."""
+    return tuple(stored.split("\n")) if stored else ()

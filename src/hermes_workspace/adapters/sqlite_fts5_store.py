@@ -11,8 +11,9 @@ Schema (version :data:`SCHEMA_VERSION`, recorded in ``meta``)::
           modified_at, indexed_at, chunk_count)
     chunks(id INTEGER PRIMARY KEY, file_id -> files(id) ON DELETE CASCADE, chunk_index, content,
            token_count, start_line, end_line, start_char, end_char, section, kind,
+           breadcrumb, definitions,                            -- definitions: "\n"-joined names
            UNIQUE(file_id, chunk_index))
-    chunks_fts USING fts5(content, section, path, content='', contentless_delete=1,
+    chunks_fts USING fts5(content, section, path, breadcrumb, content='', contentless_delete=1,
                           tokenize='porter unicode61 remove_diacritics 2')   -- rowid = chunks.id
     TRIGGER chunks_fts_delete AFTER DELETE ON chunks  -- drops the FTS row, also on cascade
     file_encodings(file_id PRIMARY KEY -> files(id) ON DELETE CASCADE, encoding)
@@ -58,6 +59,7 @@ from hermes_workspace.adapters.sqlite_common import (
     open_reader,
     path_filters,
     register_glob_function,
+    split_definitions,
     stored_path,
     translated_sqlite_errors,
 )
@@ -69,7 +71,7 @@ from hermes_workspace.domain.text_normalization import normalize_for_search
 
 __all__ = ["BM25_WEIGHTS", "SCHEMA_VERSION", "SqliteFts5Store", "compile_fts5_match"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the layout below, stored as ``meta.schema_version``. A writer finding an older
 version drops and rebuilds the index (it is derived data); a reader refuses it.
 
@@ -77,7 +79,8 @@ History: 1 indexed the text as written; 2 indexes it through
 :func:`~hermes_workspace.domain.text_normalization.normalize_for_search` (Arabic letter variants
 folded, diacritics and tatweel removed, definite article stripped), which version-1 rows lack;
 3 also leaves out of the indexed copy the one-character words that stand alone between
-whitespace (see :func:`_indexed_text`)."""
+whitespace (see :func:`_indexed_text`); 4 adds each chunk's ``breadcrumb`` and ``definitions``
+(structural chunking) and the weighted FTS column ``breadcrumb``."""
 
 _LONE_CHARACTER = re.compile(r"(?<!\S)\S(?!\S)")
 
@@ -96,8 +99,8 @@ FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 """Porter stemming over Unicode 6.1 word rules with diacritics folded (``café`` = ``cafe``;
 combining marks are part of a token and folded away too, so NFC and NFD text match alike)."""
 
-BM25_WEIGHTS = (1.0, 2.0, 1.0)
-"""bm25() weights of the FTS columns ``content``, ``section``, ``path``.
+BM25_WEIGHTS = (1.0, 2.0, 1.0, 4.0)
+"""bm25() weights of the FTS columns ``content``, ``section``, ``path``, ``breadcrumb``.
 
 FTS5 multiplies each hit's term frequency by its column's weight and normalizes by the whole
 row's length, so a weight is "how many body mentions one mention here is worth":
@@ -108,8 +111,19 @@ row's length, so a weight is "how many body mentions one mention here is worth":
   chunk that discusses the term repeatedly (term frequency saturates at about 2-3 mentions);
 - ``path`` 1.0: the path words are repeated on every chunk of the file, so they lift all its
   chunks equally; worth one body mention, enough to put ``json/decoder.py`` first for
-  ``json decoder`` when bodies tie, without drowning chunks that actually discuss the words.
+  ``json decoder`` when bodies tie, without drowning chunks that actually discuss the words;
+- ``breadcrumb`` 4.0: the qualified names of the unit and of the definitions that start in the
+  chunk (``Config.from_file``) or its heading path: a chunk that *defines* or *is titled by* a
+  query word is the answer a navigating agent wants, above the call sites, tests and changelog
+  lines that merely mention it. Measured on the whole-repository sets of
+  ``benchmarks/workspace_qa.py``.
 """
+
+
+def _breadcrumb_words(chunk: Chunk) -> str | None:
+    """The indexed copy of a chunk's breadcrumb and definition names (each once), or ``None``."""
+    names = dict.fromkeys(n for n in (chunk.breadcrumb, *chunk.definitions) if n)
+    return _indexed_text("\n".join(names)) if names else None
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 """How long a connection waits for another one's lock before failing (milliseconds)."""
@@ -163,10 +177,12 @@ _SCHEMA = (
         end_char    INTEGER NOT NULL,
         section     TEXT,
         kind        TEXT NOT NULL,
+        breadcrumb  TEXT,
+        definitions TEXT,
         UNIQUE (file_id, chunk_index)
     )""",
     f"""CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-        content, section, path,
+        content, section, path, breadcrumb,
         content = '', contentless_delete = 1,
         tokenize = '{FTS_TOKENIZER}'
     )""",
@@ -197,11 +213,11 @@ RETURNING id
 
 _INSERT_CHUNK = """
 INSERT INTO chunks (id, file_id, chunk_index, content, token_count, start_line, end_line,
-                    start_char, end_char, section, kind)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    start_char, end_char, section, kind, breadcrumb, definitions)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
-_INSERT_FTS = "INSERT INTO chunks_fts (rowid, content, section, path) VALUES (?, ?, ?, ?)"
+_INSERT_FTS = "INSERT INTO chunks_fts (rowid, content, section, path, breadcrumb) VALUES (?, ?, ?, ?, ?)"
 
 _TOUCH_FILE = """
 UPDATE files SET root_path = ?, content_hash = ?, config_signature = ?, size_bytes = ?,
@@ -533,6 +549,8 @@ class SqliteFts5Store:
                             c.end_char,
                             c.section,
                             c.kind,
+                            c.breadcrumb,
+                            "\n".join(c.definitions) or None,
                         )
                         for chunk_id, c in zip(ids, chunks)
                     ],
@@ -545,6 +563,7 @@ class SqliteFts5Store:
                             _indexed_text(c.content),
                             None if c.section is None else _indexed_text(c.section),
                             fts_path_words,
+                            _breadcrumb_words(c),
                         )
                         for chunk_id, c in zip(ids, chunks)
                     ],
@@ -647,7 +666,7 @@ class SqliteFts5Store:
                 LIMIT :limit
             )
             SELECT f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index,
-                   top.bm, c.token_count, f.modified_at, c.content
+                   top.bm, c.token_count, f.modified_at, c.content, c.breadcrumb, c.definitions
             FROM top
             JOIN chunks AS c ON c.id = top.id
             JOIN files AS f ON f.id = c.file_id
@@ -666,10 +685,11 @@ class SqliteFts5Store:
                     tokens=tokens,
                     modified=modified,
                     content=content,
+                    breadcrumb=breadcrumb,
+                    definitions=split_definitions(definitions),
                 )
-                for abs_path, line_start, line_end, section, chunk_index, bm, tokens, modified, content in conn.execute(
-                    sql, params
-                )
+                for (abs_path, line_start, line_end, section, chunk_index, bm, tokens, modified, content, breadcrumb,
+                     definitions) in conn.execute(sql, params)
             ]
 
         return self._run("search", run)
@@ -745,7 +765,7 @@ class SqliteFts5Store:
     _pending_fts: dict[int, tuple[Any, ...]] = {}  # noqa: RUF012 - replaced per batch, never mutated here
 
     def _insert_fts(self, cursor: apsw.Cursor, rows: list[tuple[Any, ...]]) -> None:
-        """Insert ``(rowid, content, section, path)`` rows into ``chunks_fts``; inside
+        """Insert ``(rowid, content, section, path, breadcrumb)`` rows into ``chunks_fts``; inside
         :meth:`batch`, keep them (by chunk id) until its commit. FTS5 writes its pending terms
         to disk at every savepoint, so inserting file by file between savepoints would cost
         a small segment per file, as one transaction per file does."""

@@ -51,6 +51,7 @@ from hermes_workspace.adapters.sqlite_common import (
     open_reader,
     path_filters,
     register_glob_function,
+    split_definitions,
     translated_sqlite_errors,
 )
 from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFoundError, StoreError
@@ -92,7 +93,10 @@ _DROP = (
     "DROP TABLE IF EXISTS vectors",
 )
 
-_HIT_COLUMNS = "f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index, c.token_count, f.modified_at, c.content"
+_HIT_COLUMNS = (
+    "f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index, c.token_count, f.modified_at, c.content, "
+    "c.breadcrumb, c.definitions"
+)
 
 _T = TypeVar("_T")
 
@@ -503,8 +507,11 @@ class SqliteVecIndex:
                     tokens=tokens,
                     modified=modified,
                     content=content,
+                    breadcrumb=breadcrumb,
+                    definitions=split_definitions(definitions),
                 )
-                for distance, abs_path, line_start, line_end, section, chunk_index, tokens, modified, content in (
+                for (distance, abs_path, line_start, line_end, section, chunk_index, tokens, modified, content,
+                     breadcrumb, definitions) in (
                     conn.execute(sql, params)
                 )
             ]

@@ -230,7 +230,7 @@ class WorkspaceConfig:
 
         chunk_size = _int(chunking, "chunk_size", c.DEFAULT_CHUNK_SIZE, "knowledgebase.chunking.chunk_size")
         overlap = _int(chunking, "overlap", c.DEFAULT_OVERLAP, "knowledgebase.chunking.overlap")
-        threshold = _int(chunking, "threshold", chunk_size, "knowledgebase.chunking.threshold")
+        threshold = _int(chunking, "threshold", c.DEFAULT_THRESHOLD, "knowledgebase.chunking.threshold")
         max_file_mb = _number(indexing, "max_file_mb", c.DEFAULT_MAX_FILE_MB, "knowledgebase.indexing.max_file_mb")
         default_limit = _int(search, "default_limit", c.DEFAULT_SEARCH_LIMIT, "knowledgebase.search.default_limit")
 

@@ -151,6 +151,10 @@ class Chunk:
     ``line_start..line_end`` (1-based, inclusive) of the file hold it. ``tokens`` is its length in
     words. ``section`` is the markdown heading line it sits under (``"## Rollback Procedures"``),
     the code symbol it starts in, or ``None``. ``index`` is its 0-based position in the file.
+    ``breadcrumb`` is the path of the structural unit it comes from (``Config.from_file`` for
+    code, ``# Models > ## Validators`` for markdown, ``None`` outside every unit) and
+    ``definitions`` the qualified names of the definitions or sections that start in it
+    (:mod:`hermes_workspace.domain.structure`).
     """
 
     index: int
@@ -162,6 +166,8 @@ class Chunk:
     tokens: int
     kind: ChunkKind
     section: str | None = None
+    breadcrumb: str | None = None
+    definitions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +241,8 @@ class SearchHit:
     fused_score: float | None = None
     rerank_score: float | None = None
     exact_matches: int | None = None
+    breadcrumb: str | None = None
+    definitions: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[Path, int]:
@@ -243,10 +251,12 @@ class SearchHit:
 
     def to_json(self) -> dict[str, Any]:
         """The flat JSON object of seed 000: path, line_start, line_end, section, chunk_index,
-        score, tokens, modified, content; plus ``exact_matches`` and the provenance fields when
-        they are set."""
+        score, tokens, modified, content; ``breadcrumb`` (the chunk's unit path, or ``null``) and
+        ``definitions`` (a list of qualified names) always; plus ``exact_matches`` and the
+        provenance fields when they are set."""
         data = asdict(self)
         data["path"] = str(self.path)
+        data["definitions"] = list(self.definitions)
         data["score"] = round(self.score, 6)
         if data["exact_matches"] is None:
             del data["exact_matches"]

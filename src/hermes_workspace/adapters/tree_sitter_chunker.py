@@ -1,0 +1,297 @@
+"""The structural :class:`~hermes_workspace.domain.ports.Chunker`: tree-sitter outlines of code,
+heading outlines of documents, chunked by :mod:`hermes_workspace.domain.structure` (DESIGN.md §6).
+
+This adapter only builds a file's outline; the chunking policy (decompose, split, pack,
+breadcrumbs) is the domain's:
+
+- markdown (``.md``, ``.mdx``, ``.markdown``): heading sections, nested by level;
+- code (suffixes of :data:`~hermes_workspace.domain.constants.CODE_LANGUAGES`): definitions found
+  in the tree-sitter syntax tree of tree-sitter-language-pack's grammar for the language
+  (functions, methods, classes, structs, ``impl`` blocks, interfaces, traits, modules...), each
+  starting at the comments and attributes directly above it; classes and other containers are
+  always decomposed into header and members, functions only when larger than ``chunk_size``
+  (their nested definitions are looked up only then). A language whose grammar cannot be loaded
+  is chunked as text;
+- any other file: reStructuredText-style underlined sections when it has some, else paragraphs.
+
+Offline by construction: grammars ship inside tree-sitter-language-pack. Instances are not
+thread-safe (parsers are reused); use one per thread or process.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from hermes_workspace.domain.chunking import POLICY_VERSION
+from hermes_workspace.domain.constants import CODE_LANGUAGES, MARKDOWN_SUFFIXES, MAX_CHARS_PER_WORD
+from hermes_workspace.domain.errors import MissingExtraError
+from hermes_workspace.domain.lines import LineIndex
+from hermes_workspace.domain.model import Chunk
+from hermes_workspace.domain.structure import (
+    DEFAULT_MIN_WORDS,
+    StructureSettings,
+    Unit,
+    markdown_outline,
+    structured_chunks,
+    underlined_outline,
+)
+
+ADAPTER_VERSION = 1
+"""Version of this adapter's outline rules (node types, names, comment attachment); part of
+:attr:`TreeSitterChunker.signature`."""
+
+INSTALL_HINT = "pip install 'hermes-workspace[workspace]' (from a source checkout: pip install -e '.[workspace]')"
+
+Mode = Literal["auto", "text"]
+
+_DEFINITION_TYPES = frozenset(
+    {
+        # Python
+        "function_definition", "class_definition", "decorated_definition",
+        # JavaScript / TypeScript
+        "function_declaration", "generator_function_declaration", "class_declaration",
+        "abstract_class_declaration", "method_definition", "interface_declaration",
+        "enum_declaration", "type_alias_declaration", "internal_module", "module",
+        # Rust
+        "function_item", "struct_item", "enum_item", "union_item", "impl_item", "trait_item",
+        "mod_item", "macro_definition",
+        # Go
+        "method_declaration", "type_declaration",
+        # Java, C#, Kotlin, Scala, Swift, Dart
+        "constructor_declaration", "record_declaration", "struct_declaration",
+        "namespace_declaration", "object_declaration", "object_definition", "trait_definition",
+        "protocol_declaration", "extension_declaration", "class_definition",
+        # C / C++
+        "struct_specifier", "class_specifier", "union_specifier", "enum_specifier",
+        "namespace_definition",
+        # Ruby, PHP, Lua, shell, Elixir...
+        "method", "class", "singleton_method", "function_definition_statement",
+        "trait_declaration",
+    }
+)  # fmt: skip
+"""Syntax node types that start a definition, across the grammars of CODE_LANGUAGES."""
+
+_CONTAINER_WORDS = ("class", "struct", "impl", "interface", "trait", "module", "namespace", "object",
+                    "protocol", "extension", "record", "enum", "union")
+"""A definition whose node type holds one of these is a container: always split into members."""
+
+_SPECIFIERS_NEED_BODY = frozenset({"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"})
+"""C/C++ specifiers are definitions only with a body (``struct point p;`` merely uses one)."""
+
+_VARIABLE_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+_VARIABLE_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
+_NAME_TYPES = ("identifier", "type_identifier", "field_identifier", "property_identifier", "constant",
+               "name", "simple_identifier", "word", "scope_resolution", "qualified_identifier")
+_ATTACHED = ("comment", "attribute_item", "attribute", "decorator", "annotation", "line_comment",
+             "block_comment", "doc_comment")
+_MAX_NAME_CHARS = 120
+
+
+class TreeSitterChunker:
+    """Structure-following chunker (see the module docstring).
+
+    Args:
+        chunk_size: most words per chunk before overlap (> 0); a chunk also holds at most
+            ``chunk_size * MAX_CHARS_PER_WORD`` characters before overlap.
+        overlap: words repeated between consecutive parts of one split unit
+            (``0 <= overlap < chunk_size``); never across units.
+        min_words: pieces smaller than this are packed with siblings (>= 0).
+        mode: ``"auto"`` dispatches by suffix; ``"text"`` uses the document path for every file
+            (the application's fallback when the auto path raises).
+
+    Raises:
+        ValueError: a size out of range or an unknown ``mode``.
+        MissingExtraError: ``mode="auto"`` and tree-sitter-language-pack is not installed.
+    """
+
+    def __init__(self, chunk_size: int, overlap: int, *, min_words: int = DEFAULT_MIN_WORDS,
+                 mode: Mode = "auto") -> None:
+        if chunk_size <= 0:
+            raise ValueError(f"chunk_size must be > 0 words, got {chunk_size}")
+        if overlap < 0 or overlap >= chunk_size:
+            raise ValueError(f"overlap must be >= 0 and < chunk_size ({chunk_size}) words, got {overlap}")
+        if min_words < 0:
+            raise ValueError(f"min_words must be >= 0, got {min_words}")
+        if mode not in ("auto", "text"):
+            raise ValueError(f"mode must be 'auto' or 'text', got {mode!r}")
+        self.chunk_size = chunk_size
+        self.overlap = overlap
+        self.min_words = min_words
+        self.mode: Mode = mode
+        self._pack: Any = _import_language_pack() if mode == "auto" else None
+        self._tslp_version = _version("tree-sitter-language-pack")
+        self._parsers: dict[str, Any] = {}  # language -> parser, None: grammar missing
+
+    @property
+    def signature(self) -> str:
+        """Changes whenever the grammar package, our policy or a setting changes the chunks."""
+        return (
+            f"structure;tree-sitter-language-pack={self._tslp_version};policy={POLICY_VERSION};"
+            f"adapter={ADAPTER_VERSION};mode={self.mode};chunk_size={self.chunk_size};"
+            f"overlap={self.overlap};min_words={self.min_words}"
+        )
+
+    @property
+    def max_chars(self) -> int:
+        """Most characters in a chunk before overlap, ``chunk_size * MAX_CHARS_PER_WORD``."""
+        return self.chunk_size * MAX_CHARS_PER_WORD
+
+    def chunk(self, text: str, path: Path) -> list[Chunk]:
+        """Chunks of ``text`` (the decoded content of ``path``; only its suffix is used), in file
+        order, ``index`` 0..n-1, ``text[c.start_char:c.end_char] == c.content``, with
+        breadcrumbs; ``[]`` for whitespace-only text.
+
+        Raises:
+            Exception: whatever tree-sitter raises; the caller falls back to a ``mode="text"``
+                chunker.
+        """
+        if not text or text.isspace():
+            return []
+        suffix = path.suffix.lower()
+        lines = LineIndex(text)
+        if self.mode == "auto" and suffix in MARKDOWN_SUFFIXES:
+            return structured_chunks(
+                text, markdown_outline(text, lines), self._settings(" > "), kind="markdown", lines=lines, fenced=True
+            )
+        if self.mode == "auto" and suffix in CODE_LANGUAGES:
+            parser = self._parser(CODE_LANGUAGES[suffix])
+            if parser is not None:
+                outline = _code_outline(parser, text, self.chunk_size)
+                if outline is not None:
+                    return structured_chunks(text, outline, self._settings("."), kind="code", lines=lines)
+        return structured_chunks(text, underlined_outline(text, lines), self._settings(" > "), kind="text", lines=lines)
+
+    def _settings(self, separator: str) -> StructureSettings:
+        return StructureSettings(self.chunk_size, self.overlap, self.min_words, self.max_chars, separator)
+
+    def _parser(self, language: str) -> Any:
+        if language not in self._parsers:
+            try:
+                self._parsers[language] = self._pack.get_parser(language)
+            except (LookupError, ValueError, ImportError, OSError, RuntimeError):
+                self._parsers[language] = None  # grammar missing: text path, remembered
+        return self._parsers[language]
+
+
+def _code_outline(parser: Any, text: str, chunk_size: int) -> list[Unit] | None:
+    """Top-level definitions of ``text`` as units, or ``None`` when the file is one long line
+    (minified code: its definitions share lines, the text path cuts it by characters)."""
+    data = text.encode("utf-8", "replace")  # lone surrogates: one byte each, rows unchanged
+    tree = parser.parse(data)
+    root = tree.root_node
+    if root.end_point[0] == 0 and len(text) > chunk_size * MAX_CHARS_PER_WORD:
+        return None
+    return list(_definitions_in(root, data))
+
+
+def _definitions_in(node: Any, data: bytes) -> list[Unit]:
+    """Units of the definitions directly under ``node`` (through any non-definition nodes, as
+    ``export`` statements, blocks and ``if __name__`` guards), in order, one per start row."""
+    units: list[Unit] = []
+    pending: list[Any] = []  # comments and attributes directly above the next node
+    stack = [iter(node.children)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            pending = []
+            continue
+        if child.type in _ATTACHED or child.type.endswith("comment"):
+            if pending and child.start_point[0] > pending[-1].end_point[0] + 1:
+                pending = []
+            pending.append(child)
+            continue
+        definition = _as_definition(child)
+        if definition is not None:
+            start = child.start_point[0]
+            if pending and pending[-1].end_point[0] >= start - 1:
+                start = pending[0].start_point[0]
+            units.append(_unit(child, definition, start, data))
+            pending = []
+            continue
+        pending = []
+        if child.named_child_count:
+            stack.append(iter(child.children))
+    result: list[Unit] = []
+    for unit in units:
+        if result and unit.start <= result[-1].end:
+            continue  # definitions sharing a row (minified or one-liners): the first stands
+        result.append(unit)
+    return result
+
+
+def _as_definition(node: Any) -> Any:
+    """The node that names the definition ``node`` starts, or ``None`` when it is none."""
+    if not node.is_named:
+        return None  # keywords such as Python's `class` token share a name with Ruby's class node
+    kind = node.type
+    if kind in _VARIABLE_DECLARATIONS:
+        for declarator in node.named_children:
+            value = declarator.child_by_field_name("value")
+            if value is not None and value.type in _VARIABLE_FUNCTIONS:
+                return declarator
+        return None
+    if kind not in _DEFINITION_TYPES:
+        return None
+    if kind in _SPECIFIERS_NEED_BODY and node.child_by_field_name("body") is None:
+        return None
+    if kind == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        return inner if inner is not None else node
+    return node
+
+
+def _unit(node: Any, definition: Any, start: int, data: bytes) -> Unit:
+    end_row, end_column = node.end_point
+    if end_column == 0 and end_row > node.start_point[0]:
+        end_row -= 1
+    container = any(word in definition.type for word in _CONTAINER_WORDS)
+    name = _name(definition, data)
+    body = definition
+
+    def children() -> tuple[Unit, ...]:
+        return tuple(u for u in _definitions_in(body, data) if start <= u.start and u.end <= end_row)
+
+    return Unit(start, end_row, name, children, container=container)
+
+
+def _name(node: Any, data: bytes) -> str | None:
+    """The identifier a definition node declares (``save_session``, ``Config``, ``impl Type``)."""
+    target = node.child_by_field_name("name")
+    if target is None:
+        target = node.child_by_field_name("type")  # Rust impl blocks
+    if target is None:
+        declarator = node.child_by_field_name("declarator")  # C/C++ functions
+        while declarator is not None and declarator.child_by_field_name("declarator") is not None:
+            declarator = declarator.child_by_field_name("declarator")
+        target = declarator
+    if target is None:
+        for child in node.named_children:
+            if child.type in _NAME_TYPES or child.type == "type_spec":
+                target = child.child_by_field_name("name") or child if child.type == "type_spec" else child
+                break
+    if target is None:
+        return None
+    name = data[target.start_byte : target.end_byte].decode("utf-8", "replace")
+    name = " ".join(name.split())
+    return name[:_MAX_NAME_CHARS] or None
+
+
+def _import_language_pack() -> Any:
+    try:
+        import tree_sitter_language_pack
+    except ImportError as exc:
+        raise MissingExtraError(
+            f"code chunking needs the optional dependency tree-sitter-language-pack, which is not installed ({exc})",
+            hint=INSTALL_HINT,
+        ) from exc
+    return tree_sitter_language_pack
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"

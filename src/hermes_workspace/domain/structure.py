@@ -1,0 +1,438 @@
+"""Structural chunking: a file's outline (sections, definitions) -> chunks that follow it.
+
+A chunker adapter describes a file as a tree of :class:`Unit` objects (line ranges): markdown and
+reStructuredText sections (heading to the next heading of any level, nested by level), code
+definitions (functions, methods, classes, found in a syntax tree), or nothing (plain text). This
+module turns that outline into chunks the same way for every kind of file:
+
+1. **Decompose.** A *container* unit (a class, an ``impl``, a markdown section with
+   sub-sections) is always split into its *header* (its first line up to its first child: the
+   class line, docstring and fields; the heading and its intro paragraphs), its children and the
+   gaps between them. Any other unit (a function) stays whole when it holds at most
+   ``chunk_size`` words, and is decomposed the same way only when it is larger. Code outside
+   every definition (imports, constants, module-level statements) forms the gaps of the file.
+2. **Split.** A piece still larger than ``chunk_size`` words (a long function without nested
+   definitions, a long section, a plain-text file) is cut at its inner structure: paragraph
+   starts (a line after a blank line, never inside a fenced code block), then line starts; and a
+   single line longer than that at sentence ends or spaces.
+3. **Pack.** Tiny pieces (fewer than ``min_words`` words: a heading with no text of its own, a
+   one-line method, a closing brace) are packed with their neighbours while the result stays
+   within ``chunk_size`` words, and only *under the same parent*: a piece joins the group before
+   it when it belongs to the same unit or to a unit nested in the group's first piece. Pieces of
+   two different definitions or sections of normal size are never merged.
+
+Every chunk carries a **breadcrumb**: the path of the unit it comes from, ``ClassName.method``
+for code (qualified name) and ``# Title > ## Section > ### Subsection`` for markdown (heading
+path; reStructuredText titles are joined by `` > `` as written), and the qualified **names of
+the definitions that start in it** (``definitions``). A chunk's context comes from that
+breadcrumb, never from its neighbour's lines: overlap (``overlap`` words) is added only between
+consecutive parts of one split piece, so a chunk never starts inside a previous definition or
+section.
+
+Units: words are runs of non-whitespace (``str.split()``); rows are 0-based line numbers
+(``\\n`` only, as :class:`~hermes_workspace.domain.lines.LineIndex`); chunk lines are 1-based.
+Word counts come from per-line prefix sums, so any range costs O(1) after one O(n) pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from hermes_workspace.domain.chunking import (
+    _cap_spans,
+    _overlap_start,
+    markdown_headings,
+    section_finder,
+    underlined_headings,
+)
+from hermes_workspace.domain.lines import LineIndex
+from hermes_workspace.domain.model import Chunk, ChunkKind
+
+DEFAULT_MIN_WORDS = 40
+"""Pieces with fewer words than this are packed with their siblings (rule 3). Chosen on the
+development sets of ``benchmarks/workspace_qa.py``; BM25's length normalization lifts very short
+chunks (a heading alone scores high for its own words), which is what packing prevents."""
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SENTENCE_END = re.compile(r"[.!?。！？](?=\s)")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One node of a file's outline: rows ``start..end`` (0-based, inclusive), the breadcrumb
+    segment ``name`` (``None`` for the file itself), nested ``children`` (sorted, inside the
+    range, not overlapping) and whether it is a ``container`` (always decomposed into header,
+    children and gaps, whatever its size: classes and sections). ``children`` may be a callable
+    returning them, so that an adapter computes nested definitions only for the units that need
+    decomposing."""
+
+    start: int
+    end: int
+    name: str | None = None
+    children: tuple[Unit, ...] | Callable[[], tuple[Unit, ...]] = ()
+    container: bool = False
+
+    def nested(self) -> tuple[Unit, ...]:
+        """The children, computed when given as a callable."""
+        children = self.children
+        return children() if callable(children) else children
+
+
+@dataclass(slots=True)
+class _Piece:
+    start: int  # rows, inclusive
+    end: int
+    path: tuple[str, ...]  # breadcrumb segments of the unit the piece comes from
+    scope: tuple[str, ...]  # the parent under which it may be packed
+    words: int
+    names: list[tuple[str, ...]] = field(default_factory=list)  # paths of units starting here
+    part_of: int | None = None  # id of the split piece it is a part of
+
+
+class _Words:
+    """Prefix sums of words per row: words in rows ``a..b`` in O(1)."""
+
+    __slots__ = ("_sums", "rows")
+
+    def __init__(self, rows: Sequence[str]) -> None:
+        self.rows = rows
+        self._sums = [0, *accumulate(len(r.split()) for r in rows)]
+
+    def between(self, start: int, end: int) -> int:
+        return self._sums[end + 1] - self._sums[start] if end >= start else 0
+
+
+@dataclass(frozen=True, slots=True)
+class StructureSettings:
+    """``chunk_size``: most words per chunk before overlap (> 0); ``overlap``: words repeated
+    between consecutive parts of one split piece (>= 0); ``min_words``: pieces smaller than this
+    are packed with siblings (>= 0); ``max_chars``: most characters per chunk before overlap
+    (a minified line is one word of any length); ``separator``: joins breadcrumb segments."""
+
+    chunk_size: int
+    overlap: int = 0
+    min_words: int = DEFAULT_MIN_WORDS
+    max_chars: int | None = None
+    separator: str = "."
+
+
+def structured_chunks(
+    text: str,
+    outline: Sequence[Unit],
+    settings: StructureSettings,
+    *,
+    kind: ChunkKind,
+    lines: LineIndex | None = None,
+    fenced: bool = False,
+    section_at: Callable[[int], str | None] | None = None,
+) -> list[Chunk]:
+    """Chunks of ``text`` following ``outline`` (the top-level units, sorted, rows of ``text``)
+    by the three rules of this module.
+
+    Args:
+        text: the whole decoded file.
+        outline: top-level units; ``[]`` for plain text.
+        settings: sizes and the breadcrumb separator.
+        kind: recorded on every chunk.
+        lines: a :class:`LineIndex` of ``text`` if the caller has one.
+        fenced: markdown: never split inside a fenced code block when a paragraph start outside
+            one exists.
+        section_at: maps a chunk's start offset to its ``section`` (default
+            :func:`~hermes_workspace.domain.chunking.section_finder` for ``kind``).
+
+    Returns:
+        Chunks in file order, ``index`` 0..n-1, ``content == text[start_char:end_char]``, each
+        with ``breadcrumb`` (``None`` outside every unit) and ``definitions``; ``[]`` for
+        whitespace-only text.
+    """
+    if not text.strip():
+        return []
+    lines = lines or LineIndex(text)
+    rows = text.split("\n")
+    words = _Words(rows)
+    planner = _Planner(rows, words, settings, fenced)
+    root = Unit(0, len(rows) - 1, None, tuple(outline), container=True)
+    planner.visit(root, (), ())
+    groups = _pack(planner.pieces, settings.chunk_size, settings.min_words)
+    section_at = section_at or section_finder(text, kind)
+    return _to_chunks(text, rows, groups, settings, kind, lines, section_at)
+
+
+class _Planner:
+    def __init__(self, rows: Sequence[str], words: _Words, settings: StructureSettings, fenced: bool) -> None:
+        self.rows = rows
+        self.words = words
+        self.settings = settings
+        self.fence_rows = _fence_rows(rows) if fenced else frozenset()
+        self.pieces: list[_Piece] = []
+        self._split_ids = 0
+
+    def visit(self, unit: Unit, path: tuple[str, ...], scope: tuple[str, ...]) -> None:
+        size = self.words.between(unit.start, unit.end)
+        if size == 0:
+            return
+        own = [path] if unit.name is not None else []
+        if not unit.container and size <= self.settings.chunk_size:
+            self._emit(unit.start, unit.end, path, scope, size, own)
+            return
+        children = [c for c in unit.nested() if unit.start <= c.start <= c.end <= unit.end]
+        if not children:
+            self._leaf(unit.start, unit.end, path, scope, own)
+            return
+        cursor = unit.start
+        first = True
+        for child in children:
+            if child.start < cursor:
+                continue  # overlapping children: keep the first
+            if child.start > cursor:
+                self._leaf(cursor, child.start - 1, path, path, own if first else [])
+                first = False
+            child_path = (*path, child.name) if child.name is not None else path
+            if first and own:
+                # The unit's first line is its child's first line (a section that opens with a
+                # sub-heading): the unit starts there too.
+                self.visit(child, child_path, path)
+                if self.pieces and self.pieces[-1].start == unit.start:
+                    self.pieces[-1].names.insert(0, path)
+            else:
+                self.visit(child, child_path, path)
+            first = False
+            cursor = child.end + 1
+        if cursor <= unit.end:
+            self._leaf(cursor, unit.end, path, path, [])
+
+    def _emit(self, start: int, end: int, path: tuple[str, ...], scope: tuple[str, ...], size: int,
+              names: list[tuple[str, ...]], part_of: int | None = None) -> None:
+        self.pieces.append(_Piece(start, end, path, scope, size, list(names), part_of))
+
+    def _leaf(self, start: int, end: int, path: tuple[str, ...], scope: tuple[str, ...],
+              names: list[tuple[str, ...]]) -> None:
+        """Rows ``start..end`` with no nested unit: one piece, or parts of at most
+        ``chunk_size`` words cut at paragraph starts, then line starts."""
+        size = self.words.between(start, end)
+        if size == 0:
+            return
+        cap = self.settings.chunk_size
+        if size <= cap:
+            self._emit(start, end, path, scope, size, names)
+            return
+        self._split_ids += 1
+        part_id = self._split_ids
+        first = True
+        for part_start, part_end in self._split_rows(start, end, cap):
+            part_words = self.words.between(part_start, part_end)
+            if part_words:
+                self._emit(part_start, part_end, path, path, part_words, names if first else [], part_id)
+                first = False
+
+    def _split_rows(self, start: int, end: int, cap: int) -> list[tuple[int, int]]:
+        rows = self.rows
+        # Paragraph starts: a non-blank row after a blank one, outside fenced code.
+        paragraphs: list[int] = [start]
+        for row in range(start + 1, end + 1):
+            if not rows[row - 1].strip() and rows[row].strip() and row not in self.fence_rows:
+                paragraphs.append(row)
+        bounds = [*paragraphs, end + 1]
+        pieces: list[tuple[int, int]] = []
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            if self.words.between(a, b - 1) > cap:
+                pieces.extend((r, r) for r in range(a, b))  # line starts, packed below
+            else:
+                pieces.append((a, b - 1))
+        # Greedy packing of paragraphs (or lines) up to the cap.
+        parts: list[tuple[int, int]] = []
+        cur_start, cur_end, cur_words = pieces[0][0], pieces[0][1], self.words.between(*pieces[0])
+        for a, b in pieces[1:]:
+            w = self.words.between(a, b)
+            if cur_words + w > cap and cur_words > 0:
+                parts.append((cur_start, cur_end))
+                cur_start, cur_end, cur_words = a, b, w
+            else:
+                cur_end, cur_words = b, cur_words + w
+        parts.append((cur_start, cur_end))
+        return parts
+
+
+def _fence_rows(rows: Sequence[str]) -> frozenset[int]:
+    """Rows inside fenced code blocks (after the opening fence, up to the closing one)."""
+    inside: set[int] = set()
+    fence: str | None = None
+    for number, row in enumerate(rows):
+        match = _FENCE.match(row)
+        if fence is None:
+            if match:
+                fence = match.group(1)
+        else:
+            inside.add(number)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+    return frozenset(inside)
+
+
+def _pack(pieces: list[_Piece], cap: int, min_words: int) -> list[list[_Piece]]:
+    """Groups of consecutive pieces: a piece joins the previous group when one of the two has
+    fewer than ``min_words`` words, the sum stays within ``cap`` and the piece sits under the
+    group's first scope (same parent or nested in it). Parts of one split piece are never joined."""
+    groups: list[list[_Piece]] = []
+    group_words = 0
+    for piece in pieces:
+        if groups:
+            group = groups[-1]
+            head = group[0]
+            same_split = piece.part_of is not None and piece.part_of == group[-1].part_of
+            if (
+                not same_split
+                and (group_words < min_words or piece.words < min_words)
+                and group_words + piece.words <= cap
+                and piece.scope[: len(head.scope)] == head.scope
+                and group[-1].end < piece.start
+            ):
+                group.append(piece)
+                group_words += piece.words
+                continue
+        groups.append([piece])
+        group_words = piece.words
+    return groups
+
+
+def _to_chunks(
+    text: str,
+    rows: Sequence[str],
+    groups: list[list[_Piece]],
+    settings: StructureSettings,
+    kind: ChunkKind,
+    lines: LineIndex,
+    section_at: Callable[[int], str | None],
+) -> list[Chunk]:
+    row_offsets = [0, *accumulate(len(r) + 1 for r in rows)]
+    chunks: list[Chunk] = []
+    previous: tuple[int, int | None] | None = None  # (core start offset, part id) of the last chunk
+    for group in groups:
+        start = row_offsets[group[0].start]
+        end = min(len(text), row_offsets[group[-1].end + 1])
+        main = max(group, key=lambda p: p.words)
+        breadcrumb = settings.separator.join(main.path) if main.path else None
+        names = list(dict.fromkeys(settings.separator.join(n) for p in group for n in p.names if n))
+        part_of = group[0].part_of if len(group) == 1 else None
+        for core_start, core_end in _spans(text, start, end, settings, lines):
+            chunk_start = core_start
+            if (
+                settings.overlap > 0
+                and previous is not None
+                and part_of is not None
+                and previous[1] == part_of
+            ):
+                prev_words = len(text[previous[0] : core_start].split())
+                shared = min(settings.overlap, prev_words // 2)
+                if shared > 0:
+                    chunk_start = _overlap_start(text, previous[0], core_start, shared, lines)
+            content = text[chunk_start:core_end]
+            line_start, line_end = lines.span(chunk_start, core_end)
+            chunks.append(
+                Chunk(
+                    index=len(chunks),
+                    content=content,
+                    start_char=chunk_start,
+                    end_char=core_end,
+                    line_start=line_start,
+                    line_end=line_end,
+                    tokens=len(content.split()),
+                    kind=kind,
+                    section=section_at(core_start),
+                    breadcrumb=breadcrumb,
+                    definitions=tuple(names),
+                )
+            )
+            names = []  # the definitions start in the first of several capped chunks
+            previous = (core_start, part_of if part_of is not None else -len(chunks))
+            part_of = part_of if part_of is not None else -len(chunks)
+    return chunks
+
+
+def _spans(text: str, start: int, end: int, settings: StructureSettings, lines: LineIndex) -> list[tuple[int, int]]:
+    """The trimmed span of ``text[start:end]`` (blank leading lines and trailing whitespace
+    removed), cut further where it exceeds ``max_chars`` characters or, on a single line,
+    ``chunk_size`` words (at the last sentence end within the cap, else after the cap's last
+    word)."""
+    segment = text[start:end]
+    stripped_end = start + len(segment.rstrip())
+    if stripped_end <= start:
+        return []
+    first_visible = start + (len(segment) - len(segment.lstrip()))
+    core = (max(start, lines.start_of_line_containing(first_visible)), stripped_end)
+    spans = [core]
+    if len(text[core[0] : core[1]].split()) > settings.chunk_size and "\n" not in text[core[0] : core[1]].strip():
+        spans = _split_long_line(text, core[0], core[1], settings.chunk_size)
+    if settings.max_chars is not None:
+        spans = _cap_spans(text, spans, settings.max_chars, lines)
+    return spans
+
+
+def _split_long_line(text: str, start: int, end: int, cap: int) -> list[tuple[int, int]]:
+    """A one-line span of more than ``cap`` words cut into spans of at most ``cap`` words: after
+    the last sentence end in the second half of each window, else after its last word."""
+    spans: list[tuple[int, int]] = []
+    words = [m.span() for m in re.finditer(r"\S+", text[start:end])]
+    i = 0
+    while i < len(words):
+        j = min(len(words), i + cap)
+        if j < len(words):
+            for k in range(j - 1, i + cap // 2 - 1, -1):
+                if _SENTENCE_END.search(text, start + words[k][0], start + words[k][1] + 1):
+                    j = k + 1
+                    break
+        spans.append((start + words[i][0], start + words[j - 1][1]))
+        i = j
+    return spans
+
+
+# -- outlines of documents ---------------------------------------------------------------------
+
+
+def markdown_outline(text: str, lines: LineIndex | None = None) -> list[Unit]:
+    """Markdown sections as nested units: each heading's section runs from its line to the line
+    before the next heading of the same or a higher level; ``name`` is the heading in ATX form
+    (``## Validators``). Headings in fenced code and front matter are ignored
+    (:func:`~hermes_workspace.domain.chunking.markdown_headings`)."""
+    lines = lines or LineIndex(text)
+    heads = [(lines.line_of(h.offset) - 1, h.level, h.text) for h in markdown_headings(text)]
+    return _nest(heads, lines.line_count - 1)
+
+
+def underlined_outline(text: str, lines: LineIndex | None = None) -> list[Unit]:
+    """reStructuredText sections (title over an underline, optional overline) as nested units;
+    ``name`` is the title, levels in order of first use of each underline style
+    (:func:`~hermes_workspace.domain.chunking.underlined_headings`)."""
+    lines = lines or LineIndex(text)
+    rows = text.split("\n")
+    heads = []
+    for heading in underlined_headings(text):
+        row = lines.line_of(heading.offset) - 1
+        if row > 0 and row + 1 < len(rows) and rows[row - 1].rstrip() == rows[row + 1].rstrip():
+            row -= 1  # an overline belongs to the title
+        heads.append((row, heading.level, heading.text))
+    return _nest(heads, lines.line_count - 1)
+
+
+def _nest(heads: list[tuple[int, int, str]], last_row: int) -> list[Unit]:
+    """Units of headings ``(row, level, name)`` in file order, nested by level."""
+    heads = [h for i, h in enumerate(heads) if i == 0 or h[0] > heads[i - 1][0]]
+
+    def build(i: int, end_row: int, level: int) -> tuple[list[Unit], int]:
+        units: list[Unit] = []
+        while i < len(heads) and heads[i][1] > level:
+            row, head_level, name = heads[i]
+            j = i + 1
+            while j < len(heads) and heads[j][1] > head_level:
+                j += 1
+            section_end = heads[j][0] - 1 if j < len(heads) else end_row
+            children, _ = build(i + 1, section_end, head_level)
+            units.append(Unit(row, section_end, name, tuple(children), container=True))
+            i = j
+        return units, i
+
+    units, _ = build(0, last_row, 0)
+    return units
