@@ -26,7 +26,10 @@ If a wave fails, the rollback controller restores the previous release.
 Run read_file on the release manifest to confirm the version.
 """
 
-SEARCH_FIELDS = ["path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content"]
+SEARCH_FIELDS = [
+    "path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
+    "breadcrumb", "definitions",
+]
 SUMMARY_FIELDS = [
     "files_indexed", "files_skipped", "files_pruned", "files_errored", "chunks_created",
     "duration_seconds", "errors", "errors_truncated", "skipped", "excluded",
@@ -194,7 +197,7 @@ def test_index_without_the_workspace_extra(
 ) -> None:
     run(capsys, "--quiet", "index")
     (workspace / "notes" / "new.txt").write_text("new file\n")
-    monkeypatch.setitem(sys.modules, "chonkie", None)
+    monkeypatch.setitem(sys.modules, "tree_sitter_language_pack", None)
     code, data, _ = run(capsys, "--quiet", "index")
     assert (code, data["error"]["code"]) == (69, "extra_missing")
     assert "hermes-workspace[workspace]" in data["error"]["hint"]

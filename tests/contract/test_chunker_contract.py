@@ -1,4 +1,5 @@
-"""The Chunker contract, run against the fake (ParagraphChunker) and ChonkieChunker (both modes).
+"""The Chunker contract, run against the fake (ParagraphChunker), TreeSitterChunker (the default)
+and ChonkieChunker (both modes each).
 
 What every chunker promises (domain/ports.py, DESIGN.md §5): chunks in file order with index
 0..n-1, ``text[start_char:end_char] == content``, 1-based inclusive line ranges counted by "\\n"
@@ -15,6 +16,7 @@ import pytest
 
 from hermes_workspace.adapters.chonkie_chunker import ChonkieChunker
 from hermes_workspace.adapters.memory import ParagraphChunker
+from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.domain.ports import Chunker
 from tests.chunk_checks import (
     INVARIANT_TEXTS,
@@ -35,6 +37,8 @@ FACTORIES: dict[str, ChunkerFactory] = {
     "paragraph-fake": lambda overlap: ParagraphChunker(overlap=overlap),
     "chonkie-auto": lambda overlap: ChonkieChunker(64, overlap),
     "chonkie-text": lambda overlap: ChonkieChunker(64, overlap, mode="text"),
+    "structure-auto": lambda overlap: TreeSitterChunker(64, overlap),
+    "structure-text": lambda overlap: TreeSitterChunker(64, overlap, mode="text"),
 }
 
 SUFFIXES = [".md", ".py", ".js", ".txt"]

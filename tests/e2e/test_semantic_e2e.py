@@ -134,7 +134,10 @@ def test_cli_modes_envelope_and_status(semantic_home: Path) -> None:
     assert indexed.returncode == 0, indexed.stdout + indexed.stderr
     assert json.loads(indexed.stdout)["semantic"]["status"] == "ready"
     plain = json.loads(_cli(semantic_home, "search", "--mode", "keyword", "boil", "pasta").stdout)
-    assert set(plain[0]) == {"path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content"}
+    assert set(plain[0]) == {
+        "path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
+        "breadcrumb", "definitions",
+    }
     envelope = json.loads(_cli(semantic_home, "search", "--envelope", "how", "do", "I", "undo", "a", "release", "--limit", "2").stdout)
     assert (envelope["mode"], envelope["semantic_status"]) == ("hybrid", "ready")
     assert envelope["fusion"]["query_kind"] == "prose" and len(envelope["hits"]) == 2

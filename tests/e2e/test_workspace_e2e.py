@@ -93,18 +93,24 @@ def test_long_markdown_follows_headings_and_lines_are_exact(ws: Workspace, home:
 
 
 def test_changing_overlap_really_changes_chunks(ws: Workspace, home: Path) -> None:
+    # Sections of 500 words one per line: each is split in three parts; overlap repeats words
+    # between the parts of one section only, never across a heading.
     path = home / "workspace" / "docs" / "handbook.md"
     path.parent.mkdir(parents=True)
-    path.write_text(long_markdown())
+    path.write_text(long_markdown(sections=3, words=500).replace(" s", "\ns"))
     ws.index()
-    before = sorted((h.chunk_index, h.line_start, h.line_end) for h in ws.search("Section", limit=100))
-    (home / "config.yaml").write_text("knowledgebase:\n  chunking:\n    overlap: 0\n")
+    before = sorted((h.chunk_index, h.line_start, h.line_end, h.breadcrumb) for h in ws.search("Section", limit=100))
+    (home / "config.yaml").write_text("knowledgebase:\n  chunking:\n    overlap: 40\n")
     with Workspace.open(home) as fresh:
         summary = fresh.index()
-        after = sorted((h.chunk_index, h.line_start, h.line_end) for h in fresh.search("Section", limit=100))
-    assert summary.files_indexed >= 1
-    assert before != after
-    assert all(a[1] >= b[1] for a, b in zip(after, before))
+        after = sorted((h.chunk_index, h.line_start, h.line_end, h.breadcrumb) for h in fresh.search("Section", limit=100))
+    assert summary.files_indexed == 1
+    assert [a[2] for a in after] == [b[2] for b in before]  # the same ends
+    for (_, start, _, crumb), (_, prev_start, prev_end, prev_crumb) in zip(after[1:], after):
+        if crumb == prev_crumb:
+            assert prev_start < start <= prev_end  # 40 words (40 lines) of the previous part
+        else:
+            assert start > prev_end  # a new section starts at its heading
 
 
 def test_replaced_adapter_is_used(home: Path) -> None:
