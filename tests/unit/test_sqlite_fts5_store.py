@@ -434,7 +434,7 @@ def test_writer_rebuilds_an_older_schema(db_path: Path) -> None:
 def test_writer_rebuilds_a_version_1_index_made_before_normalization(db_path: Path) -> None:
     """Version 1 indexed the text as written: its rows would miss normalized query words
     (``ابراج`` for ``الأبراج``), so a writer drops them and the next index run rebuilds."""
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
     with SqliteFts5Store(db_path) as store:
         store.replace_file(*make_file("/ws/a.md", ["الأبراج"]))
     conn = apsw.Connection(str(db_path))
@@ -448,9 +448,25 @@ def test_writer_rebuilds_a_version_1_index_made_before_normalization(db_path: Pa
         assert search_paths(store, "ابراج") == ["/ws/a.md"]
     conn = apsw.Connection(str(db_path))
     try:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
     finally:
         conn.close()
+
+
+def test_writer_rebuilds_a_version_3_index_made_before_cjk_bigrams(db_path: Path) -> None:
+    """Version 3 indexed a Chinese run as one token: its rows would miss a word inside the run,
+    so a writer drops them and the next index run rebuilds them with bigrams."""
+    with SqliteFts5Store(db_path) as store:
+        store.replace_file(*make_file("/ws/zh.md", ["我们的数据库连接失败了"]))
+    conn = apsw.Connection(str(db_path))
+    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(StoreError):
+        SqliteFts5Store(db_path, readonly=True)
+    with SqliteFts5Store(db_path) as store:
+        assert store.status().files == 0
+        store.replace_file(*make_file("/ws/zh.md", ["我们的数据库连接失败了"]))
+        assert search_paths(store, "数据库") == ["/ws/zh.md"]
 
 
 def test_writer_refuses_a_newer_schema(db_path: Path) -> None:
