@@ -136,6 +136,7 @@ HOSTILE = [
     "   ",
     "\x00\x01 agent \ufffd",
     "agent " + "x" * 10_000,
+    "数据库连接失败" * 1_500,  # one CJK run of 10,500 characters: a phrase and many OR-ed bigrams
     ("deployment zebra-crossing 'quoted' \"double\" (paren) [bracket] {brace} " * 150)[:10_000],
 ]
 
@@ -362,7 +363,9 @@ def test_other_scripts_score_exactly_as_without_bigrams(tmp_path: Path, monkeypa
     with bigrams as with them switched off (the version-3 behaviour)."""
     import hermes_workspace.adapters.sqlite_fts5_store as module
 
-    queries = ["rollback procedure", "café", "cafe naive", "الأبراج", "مدرسة", "развёртывания откат", "read_file", "Ёжик"]
+    queries = [
+        "rollback procedure", "café", "cafe naive", "الأبراج", "مدرسة", "развёртывания откат", "read_file", "Ёжик"
+    ]
 
     def run(db: Path) -> list[tuple[str, list[tuple[str, float]]]]:
         with SqliteFts5Store(db) as store:
