@@ -514,3 +514,20 @@ def test_human_output_shows_emoji_codes_and_line_feeds_literally(
     assert code == 0
     assert ":thumbs_up:/two\\x0alines.md:1-3" in str(out)
     assert "# Release :fire:" in str(out) and "ship it :smile:" in str(out)
+
+
+def test_a_chinese_word_inside_a_sentence_is_found(capsys: pytest.CaptureFixture[str], workspace: Path) -> None:
+    (workspace / "notes" / "故障.md").write_text("# 故障记录\n\n周一晚上我们的数据库连接失败了。\n\n原因是端口配置错误。\n")
+    (workspace / "notes" / "ja.txt").write_text("データベースに接続できない場合は設定を確認してください。\n")
+    run(capsys, "--quiet", "index")
+    code, hits, _ = run(capsys, "search", "数据库")
+    assert code == 0
+    assert [(h["path"], h["line_start"], h["line_end"]) for h in hits] == [(str(workspace / "notes" / "故障.md"), 1, 5)]
+    assert "数据库连接失败" in hits[0]["content"]
+    code, hits, _ = run(capsys, "search", "データベース")
+    assert [h["path"] for h in hits] == [str(workspace / "notes" / "ja.txt")]
+    code, envelope, _ = run(capsys, "search", "--envelope", "数据库为什么连接失败")
+    assert envelope["hits"][0]["path"] == str(workspace / "notes" / "故障.md")
+    assert any("two-character pieces" in n for n in envelope["notes"])
+    code, hits, _ = run(capsys, "search", "故障")  # the file name and heading are bigrammed too
+    assert [h["path"] for h in hits] == [str(workspace / "notes" / "故障.md")]

@@ -16,7 +16,7 @@ from hermes_workspace.adapters.memory import (
 )
 from hermes_workspace.application import embedding
 from hermes_workspace.application.embedding import EmbedChunks
-from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide, fuse
+from hermes_workspace.application.search import CJK_NOTE, RetrievalSettings, SearchWorkspace, SemanticSide, fuse
 from hermes_workspace.domain.errors import (
     ConsentRequiredError,
     EmbedderUnavailableError,
@@ -599,13 +599,16 @@ def test_a_failed_embedding_pass_is_remembered_and_reported() -> None:
     assert report.status == "ready" and vectors.status().last_error is None
 
 
-def test_a_cjk_query_says_that_words_inside_runs_are_not_found() -> None:
+def test_a_cjk_query_finds_a_word_inside_a_run_and_says_how_it_matched() -> None:
     store = InMemoryIndexStore()
     store.replace_file(*make_file("/ws/zh.md", ["水银温度计由华伦海特发明。"]))
     search = SearchWorkspace(store=store, default_limit=10)
     results = search.execute("温度计")
-    assert any("no word segmentation" in n for n in results.notes)
+    assert [str(h.path) for h in results] == ["/ws/zh.md"]
+    assert results.notes == [CJK_NOTE]
+    assert "two-character pieces" in CJK_NOTE and "segmentation" not in CJK_NOTE
     assert search.execute("release").notes == []
+    assert search.execute("Ёжик café الأبراج").notes == []
 
 
 def test_deeper_hits_never_score_above_the_head() -> None:

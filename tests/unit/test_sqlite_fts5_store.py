@@ -85,6 +85,15 @@ def search_paths(store: SqliteFts5Store, text: str, **kwargs) -> list[str]:
         ("near(a b)", '"near"'),
         ("section:deploy", '"section" OR "deploy"'),
         ("café naïve", '"café" OR "naïve"'),
+        # CJK: a word is the phrase of its bigrams; a run of more than 3 bigrams also each bigram
+        ("数据", '"数据"'),
+        ("数据库", '"数据 据库"'),
+        ("人工智能", '"人工 工智 智能"'),
+        ("数据库连接失败", '("数据 据库 库连 连接 接失 失败" OR "数据" OR "据库" OR "库连" OR "连接" OR "接失" OR "失败")'),
+        ("哈哈哈哈哈", '("哈哈 哈哈 哈哈 哈哈" OR "哈哈")'),  # repeated bigrams OR-ed once
+        ("hello数据库 world", '"hello 数据 据库" OR "world"'),
+        ("数据库-连接", '("数据 据库 连接" OR ("数据 据库" AND "连接"))'),
+        ("书 数据", '"数据"'),  # a one-character word is not searched, in any script
         ("x-y", ""),
         ('"', ""),
         ("(", ""),
@@ -127,6 +136,7 @@ HOSTILE = [
     "   ",
     "\x00\x01 agent \ufffd",
     "agent " + "x" * 10_000,
+    "数据库连接失败" * 1_500,  # one CJK run of 10,500 characters: a phrase and many OR-ed bigrams
     ("deployment zebra-crossing 'quoted' \"double\" (paren) [bracket] {brace} " * 150)[:10_000],
 ]
 
@@ -262,6 +272,160 @@ def test_arabic_article_keeps_short_words(arabic: SqliteFts5Store) -> None:
     arabic.replace_file(*make_file("/ws/ar/ilm.md", ["ألم نقل لك"]))  # alam: "did we not"
     arabic.replace_file(*make_file("/ws/ar/m.md", ["م"]))
     assert sorted(search_paths(arabic, "ألم")) == ["/ws/ar/ilm.md", "/ws/ar/pain.md"]
+
+
+# -- Chinese, Japanese and Korean: character bigrams -------------------------------------------
+
+
+@pytest.fixture
+def cjk(store: SqliteFts5Store) -> SqliteFts5Store:
+    add_filler(store)
+    store.replace_file(*make_file("/ws/zh/db.md", ["我们的数据库连接失败了，请检查配置文件。"]))
+    store.replace_file(*make_file("/ws/zh/ds.md", ["数据结构课程介绍了链表和队列。"]))  # 数据 without 据库
+    store.replace_file(*make_file("/ws/zh/lib.md", ["这个图书馆的藏书很多。"]))  # 库 alone, no 数据
+    store.replace_file(*make_file("/ws/zh/pool.md", ["线程池大小"]))
+    return store
+
+
+def test_a_cjk_word_is_found_inside_a_run(cjk: SqliteFts5Store) -> None:
+    assert search_paths(cjk, "数据库") == ["/ws/zh/db.md"]
+    assert search_paths(cjk, "连接") == ["/ws/zh/db.md"]
+    assert search_paths(cjk, "藏书") == ["/ws/zh/lib.md"]  # a two-character word: one bigram
+    assert search_paths(cjk, "书") == []  # a one-character word is not searched
+    assert search_paths(cjk, "库数据") == []  # a phrase: the characters in another order are not the word
+
+
+def test_a_long_cjk_question_finds_the_passage_sharing_most_of_it(cjk: SqliteFts5Store) -> None:
+    """A question typed without spaces is not required whole: the passage holding the word and
+    more of the question's bigrams ranks first, one holding a single bigram after it, and one
+    holding only single characters of it (库) is not found."""
+    hits = cjk.search(parse_query("数据库连接为什么失败"))
+    assert [str(h.path) for h in hits] == ["/ws/zh/db.md", "/ws/zh/ds.md"]
+    assert hits[0].score > 2 * hits[1].score
+
+
+def test_a_whole_cjk_word_outranks_a_part_of_it(cjk: SqliteFts5Store) -> None:
+    cjk.replace_file(*make_file("/ws/zh/part.md", ["数据"]))
+    cjk.replace_file(*make_file("/ws/zh/whole.md", ["数据库"]))
+    paths = search_paths(cjk, "数据库在哪里")
+    assert paths.index("/ws/zh/whole.md") < paths.index("/ws/zh/part.md")
+    assert paths[:2] == ["/ws/zh/whole.md", "/ws/zh/db.md"]
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [
+        ("データベースに接続できない場合は設定を確認してください。", "データベース"),  # katakana in a kana-kanji run
+        ("データベースに接続できない場合は設定を確認してください。", "接続"),
+        ("데이터베이스가 연결되지 않으면 설정을 확인하세요.", "데이터베이스"),  # a noun with its particle
+        ("hello数据库world", "数据库"),
+        ("hello数据库world", "hello"),  # the Latin word touching a run is a word of its own
+    ],
+)
+def test_japanese_korean_and_mixed_runs(store: SqliteFts5Store, text: str, query: str) -> None:
+    add_filler(store)
+    store.replace_file(*make_file("/ws/a.md", [text]))
+    assert search_paths(store, query) == ["/ws/a.md"]
+
+
+def test_cjk_file_name_and_section_are_bigrammed(store: SqliteFts5Store) -> None:
+    add_filler(store)
+    store.replace_file(*make_file("/ws/docs/数据库设计说明.md", ["内容"]))
+    store.replace_file(*make_file("/ws/docs/b.md", [("正文", "## 部署步骤说明")]))
+    assert search_paths(store, "设计") == ["/ws/docs/数据库设计说明.md"]
+    assert search_paths(store, "部署") == ["/ws/docs/b.md"]
+
+
+def test_cjk_hits_keep_the_text_as_written(cjk: SqliteFts5Store) -> None:
+    [hit] = cjk.search(parse_query("数据库"))
+    assert hit.content == "我们的数据库连接失败了，请检查配置文件。"
+    assert hit.score > 0
+
+
+_OTHER_SCRIPTS = [
+    "plain ASCII: x = a + read_file(path), the rollback procedure I ran",
+    "Latin with accents: un café noir, naïve Ærøskøbing, cafe\u0301 décomposé",
+    "## الأبراج\n\nتُسمّى الأبراجُ بأسماء الحيوانات، وفي المدرسة ٢٠٢٤",
+    "Кириллица: откат развёртывания, Ёжик и мир",
+]
+
+
+@pytest.mark.parametrize("text", _OTHER_SCRIPTS, ids=["ascii", "latin", "arabic", "cyrillic"])
+def test_the_indexed_copy_of_other_scripts_is_as_in_version_3(text: str) -> None:
+    from hermes_workspace.adapters.sqlite_fts5_store import _LONE_CHARACTER, _indexed_text
+    from hermes_workspace.domain.text_normalization import normalize_for_search
+
+    assert _indexed_text(text) == _LONE_CHARACTER.sub(" ", normalize_for_search(text))
+
+
+def test_other_scripts_score_exactly_as_without_bigrams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same non-CJK corpus and queries give the same MATCH expressions, hits and BM25 scores
+    with bigrams as with them switched off (the version-3 behaviour)."""
+    import hermes_workspace.adapters.sqlite_fts5_store as module
+
+    queries = [
+        "rollback procedure", "café", "cafe naive", "الأبراج", "مدرسة", "развёртывания откат", "read_file", "Ёжик"
+    ]
+
+    def run(db: Path) -> list[tuple[str, list[tuple[str, float]]]]:
+        with SqliteFts5Store(db) as store:
+            add_filler(store)
+            for i, text in enumerate(_OTHER_SCRIPTS):
+                store.replace_file(*make_file(f"/ws/other/d{i}.md", [text, "filler " + text[:20]]))
+            return [
+                (compile_fts5_match(parse_query(q)), [(str(h.path), h.score) for h in store.search(parse_query(q))])
+                for q in queries
+            ]
+
+    with_bigrams = run(tmp_path / "new.sqlite")
+    monkeypatch.setattr(module, "cjk_bigrams", lambda text: text)
+    without = run(tmp_path / "old.sqlite")
+    assert with_bigrams == without
+    assert all(hits for _, hits in with_bigrams)
+
+
+CJK_PASSAGES = {
+    "zh_db": "我们的数据库连接失败了，请检查配置文件里的主机名和端口。",
+    "zh_ds": "数据结构课程介绍了链表、栈和队列的基本操作。",
+    "zh_bak": "每天凌晨三点自动备份数据库，备份文件保存七天。",
+    "zh_net": "网络连接不稳定时，客户端会自动重试三次。",
+    "zh_pwd": "如果忘记密码，可以通过邮箱重置密码。",
+    "zh_log": "日志文件按日期轮转，旧日志压缩后上传到对象存储。",
+    "zh_ai": "人工智能模型需要大量的训练数据和计算资源。",
+    "ja_db": "データベースに接続できない場合は、設定ファイルのホスト名を確認してください。",
+    "ja_pwd": "パスワードを忘れた場合は、管理者に連絡してください。",
+    "ja_tokyo": "東京都の人口は約千四百万人です。",
+    "ja_kyoto": "京都には多くの寺院と神社があります。",
+    "ko_db": "데이터베이스가 연결되지 않으면 설정 파일의 호스트 이름을 확인하세요.",
+    "ko_pwd": "비밀번호를 잊어버린 경우 관리자에게 문의하세요.",
+}
+"""A few passages of the hand-made CJK check behind CJK_PHRASE_MAX_BIGRAMS (20 passages, 12 queries)."""
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("数据库连接为什么失败", "zh_db"),
+        ("怎样重置忘记的密码", "zh_pwd"),
+        ("旧日志保存在哪里", "zh_log"),
+        ("人工智能", "zh_ai"),
+        ("パスワードを忘れたらどうすればいいですか", "ja_pwd"),
+        ("데이터베이스", "ko_db"),
+        ("비밀번호를 잊어버렸어요", "ko_pwd"),
+    ],
+)
+def test_cjk_questions_rank_their_passage_first(store: SqliteFts5Store, query: str, first: str) -> None:
+    for key, text in CJK_PASSAGES.items():
+        store.replace_file(*make_file(f"/ws/cjk/{key}.md", [text]))
+    assert search_paths(store, query)[0] == f"/ws/cjk/{first}.md"
+
+
+def test_bigrams_find_a_word_inside_a_longer_word(store: SqliteFts5Store) -> None:
+    """The known cost of matching without a dictionary: 京都 (Kyoto) is a substring of 東京都
+    (Tokyo Metropolis), so both are found."""
+    for key, text in CJK_PASSAGES.items():
+        store.replace_file(*make_file(f"/ws/cjk/{key}.md", [text]))
+    assert sorted(search_paths(store, "京都")) == ["/ws/cjk/ja_kyoto.md", "/ws/cjk/ja_tokyo.md"]
 
 
 # -- ranking ------------------------------------------------------------------------------------
@@ -434,7 +598,7 @@ def test_writer_rebuilds_an_older_schema(db_path: Path) -> None:
 def test_writer_rebuilds_a_version_1_index_made_before_normalization(db_path: Path) -> None:
     """Version 1 indexed the text as written: its rows would miss normalized query words
     (``ابراج`` for ``الأبراج``), so a writer drops them and the next index run rebuilds."""
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 5
     with SqliteFts5Store(db_path) as store:
         store.replace_file(*make_file("/ws/a.md", ["الأبراج"]))
     conn = apsw.Connection(str(db_path))
@@ -448,9 +612,46 @@ def test_writer_rebuilds_a_version_1_index_made_before_normalization(db_path: Pa
         assert search_paths(store, "ابراج") == ["/ws/a.md"]
     conn = apsw.Connection(str(db_path))
     try:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
     finally:
         conn.close()
+
+
+def test_writer_rebuilds_a_version_3_index_made_before_cjk_bigrams(db_path: Path) -> None:
+    """Version 3 indexed a Chinese run as one token: its rows would miss a word inside the run,
+    so a writer drops them and the next index run rebuilds them with bigrams."""
+    with SqliteFts5Store(db_path) as store:
+        store.replace_file(*make_file("/ws/zh.md", ["我们的数据库连接失败了"]))
+    conn = apsw.Connection(str(db_path))
+    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(StoreError):
+        SqliteFts5Store(db_path, readonly=True)
+    with SqliteFts5Store(db_path) as store:
+        assert store.status().files == 0
+        store.replace_file(*make_file("/ws/zh.md", ["我们的数据库连接失败了"]))
+        assert search_paths(store, "数据库") == ["/ws/zh.md"]
+
+
+def test_writer_rebuilds_a_version_4_index_made_before_breadcrumbs(db_path: Path) -> None:
+    """Version 4 chunks had no breadcrumb, definitions nor breadcrumb FTS column: a writer drops
+    the old tables (made here as version 4 made them) and creates the new layout."""
+    conn = apsw.Connection(str(db_path))
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '4')")
+    conn.execute(
+        "CREATE TABLE chunks (id INTEGER PRIMARY KEY, file_id INTEGER, chunk_index INTEGER, content TEXT, "
+        "token_count INTEGER, start_line INTEGER, end_line INTEGER, start_char INTEGER, end_char INTEGER, "
+        "section TEXT, kind TEXT)"
+    )
+    conn.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(content, section, path, content='')")
+    conn.close()
+    record, chunks = make_file("/ws/a.py", ["def load_config(): pass"])
+    chunks = [replace(chunks[0], breadcrumb="Loader.load_config", definitions=("Loader.load_config",))]
+    with SqliteFts5Store(db_path) as store:
+        store.replace_file(record, chunks)
+        hits = store.search(parse_query("loader"))
+    assert [(h.breadcrumb, h.definitions) for h in hits] == [("Loader.load_config", ("Loader.load_config",))]
 
 
 def test_writer_refuses_a_newer_schema(db_path: Path) -> None:

@@ -1,5 +1,7 @@
 """normalize_for_search: each Arabic rule, the no-op for other text, idempotence, and that whole
-texts and their single words normalize alike (the index sees texts, the query compiler words)."""
+texts and their single words normalize alike (the index sees texts, the query compiler words);
+cjk_bigrams: exact bigrams of Chinese, Japanese and Korean runs, the no-op for other scripts and
+the same properties."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from hypothesis import strategies as st
 from hermes_workspace.domain.query import split_words
 from hermes_workspace.domain.text_normalization import (
     MIN_ARTICLE_STEM,
+    cjk_bigrams,
     has_arabic_script,
+    has_cjk,
     normalize_for_search,
 )
 
@@ -152,3 +156,81 @@ def test_a_text_and_its_words_normalize_alike(text: str) -> None:
     whole = split_words(normalize_for_search(text))
     by_word = [w for word in split_words(text) for w in split_words(normalize_for_search(word))]
     assert whole == by_word
+
+
+# -- cjk_bigrams ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("数据库连接", "数据 据库 库连 连接"),
+        ("数据", "数据"),  # a run of two is its own bigram
+        ("书", "书"),  # a run of one stays itself
+        ("hello数据库world", "hello 数据 据库 world"),  # cut off from other scripts' letters
+        ("a书b", "a 书 b"),
+        ("v2数据", "v2 数据"),  # digits too
+        ("我们的数据库连接失败了。", "我们 们的 的数 数据 据库 库连 连接 接失 失败 败了。"),
+        ("「数据库」、表", "「数据 据库」、表"),  # CJK punctuation separates, as in the tokenizer
+        # Japanese: one run across kanji, hiragana and katakana; the prolonged sound mark is a letter
+        ("データベースに接続", "デー ータ タベ ベー ース スに に接 接続"),
+        ("ひらがな", "ひら らが がな"),
+        ("カタカナ・テスト", "カタ タカ カナ・テス スト"),  # the middle dot separates
+        ("ｶﾀｶﾅ", "ｶﾀ ﾀｶ ｶﾅ"),  # halfwidth katakana
+        ("人々", "人々"),  # the iteration mark is a letter
+        # Korean: bigrams inside each space-separated word (particles attach to nouns)
+        ("데이터베이스가 연결", "데이 이터 터베 베이 이스 스가 연결"),
+        ("𠀀𠀁𠀂", "𠀀𠀁 𠀁𠀂"),  # Extension B ideographs (outside the BMP)
+        ("", ""),
+    ],
+)
+def test_cjk_bigrams(text: str, expected: str) -> None:
+    assert cjk_bigrams(text) == expected
+    assert has_cjk(text) == (text != "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain ASCII text, with punctuation: x = a + b_c",
+        "café naïve Ærøskøbing",  # Latin with accents
+        "cafe\u0301",  # a decomposed accent
+        "الأبراج وفي المدرسة ٢٠٢٤",  # Arabic
+        "Привет, мир! Ёжик",  # Cyrillic
+        "Ελληνικά, עברית, हिन्दी, ไทย",  # Greek, Hebrew, Devanagari, Thai (spaceless too, not CJK)
+        "・、。「」",  # CJK punctuation only
+    ],
+)
+def test_cjk_bigrams_leaves_other_scripts_alone(text: str) -> None:
+    assert cjk_bigrams(text) is text
+    assert not has_cjk(text)
+
+
+_CJK_ALPHABET = "数据库连接书的データベースにひら한국어데이터 ab1_-.\n。、・é\u0301"
+_cjk_texts = st.text(alphabet=_CJK_ALPHABET, max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_cjk_texts)
+@example("a数b")
+def test_cjk_bigrams_is_idempotent(text: str) -> None:
+    once = cjk_bigrams(text)
+    assert cjk_bigrams(once) == once
+
+
+@settings(max_examples=300, deadline=None)
+@given(_cjk_texts)
+@example("hello数据库 world")
+def test_a_text_and_its_words_give_the_same_bigrams(text: str) -> None:
+    """The store bigrams whole chunks, the query compiler single words."""
+    whole = split_words(cjk_bigrams(normalize_for_search(text)))
+    by_word = [w for word in split_words(text) for w in split_words(cjk_bigrams(normalize_for_search(word)))]
+    assert whole == by_word
+
+
+def test_every_bigram_of_a_word_is_found_adjacent_in_a_run_holding_it() -> None:
+    """What makes a word inside a run findable: the word's bigrams occur, in order and adjacent,
+    among the run's bigrams."""
+    run, word = cjk_bigrams("我们的数据库连接失败了").split(), cjk_bigrams("数据库").split()
+    assert word == ["数据", "据库"]
+    assert any(run[i : i + len(word)] == word for i in range(len(run)))

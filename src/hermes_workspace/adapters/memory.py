@@ -47,7 +47,7 @@ from hermes_workspace.domain.semantic import (
     embedding_key,
     unit,
 )
-from hermes_workspace.domain.text_normalization import normalize_for_search
+from hermes_workspace.domain.text_normalization import cjk_bigrams, normalize_for_search
 
 
 class InMemoryFileSource:
@@ -161,7 +161,10 @@ class InMemoryIndexStore:
 
     Ranking is a plain TF-IDF over case-folded words; a compound needs all its parts. Text and query
     words go through :func:`~hermes_workspace.domain.text_normalization.normalize_for_search`, as
-    in the SQLite store (an Arabic word matches its other letter forms and article-less form).
+    in the SQLite store (an Arabic word matches its other letter forms and article-less form),
+    then :func:`~hermes_workspace.domain.text_normalization.cjk_bigrams` (a Chinese word is found
+    inside a longer run; unlike the SQLite store, a query word needs all its bigrams, however
+    long).
     Good enough to test use cases, not to judge ranking.
     """
 
@@ -282,7 +285,7 @@ def _ranked_hits(scored: list[tuple[float, FileRecord, Chunk]], limit: int) -> l
 
 def _search_words(text: str) -> list[str]:
     """The case-folded words of ``text`` as the fake store matches them."""
-    return [w.casefold() for w in split_words(normalize_for_search(text))]
+    return [w.casefold() for w in split_words(cjk_bigrams(normalize_for_search(text)))]
 
 
 def _compiled(glob: str | None) -> PathGlob | None:

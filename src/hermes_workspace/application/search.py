@@ -340,10 +340,15 @@ class SearchWorkspace:
 EMPTY_NOTE = "the query holds no word of two or more letters or digits: nothing to search for"
 
 CJK_NOTE = (
-    "Chinese, Japanese and Korean text is indexed as whole runs between spaces and punctuation "
-    "(no word segmentation): a word inside a longer run is not found by keywords; search for the "
-    "whole run, or use a multilingual embedding model for semantic search"
+    "keywords match Chinese, Japanese and Korean text by overlapping two-character pieces, without "
+    "a dictionary: a word is found inside longer runs, also inside a longer word holding it; a run "
+    "of more than four characters also finds passages holding only some of its pieces, ranked "
+    "below those holding more; one-character words are not searched"
 )
+"""Said with every query holding Chinese, Japanese or Korean letters: how the keyword index
+matches them (see :func:`hermes_workspace.domain.text_normalization.cjk_bigrams` and
+``CJK_PHRASE_MAX_BIGRAMS`` in the SQLite store), so that hits sharing only part of a long query, or
+a short word found inside a longer one, do not surprise."""
 
 _STATUS_NOTES: dict[str, str] = {
     "consent_required": (

@@ -58,6 +58,12 @@ words give the same tokens.
 
 Persian/Urdu-specific letters (Farsi yeh ``ی``, keheh ``ک``) and alef wasla ``ٱ`` are not folded:
 the sources above do not fold them for Arabic.
+
+A second pure function, :func:`cjk_bigrams`, splits runs of Chinese, Japanese and Korean letters
+into overlapping character bigrams (Lucene's ``CJKAnalyzer``); an index applies it after
+:func:`normalize_for_search` to both the text it stores for matching and to each query word. It is
+separate because it turns one word into several tokens, which word-level callers (a reranker
+comparing query words with text words) must not get unasked.
 """
 
 from __future__ import annotations
@@ -65,7 +71,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["ARABIC_SCRIPT_RANGES", "MIN_ARTICLE_STEM", "has_arabic_script", "has_cjk", "normalize_for_search"]
+__all__ = [
+    "ARABIC_SCRIPT_RANGES",
+    "CJK_RANGES",
+    "MIN_ARTICLE_STEM",
+    "cjk_bigrams",
+    "has_arabic_script",
+    "has_cjk",
+    "normalize_for_search",
+]
 
 ARABIC_SCRIPT_RANGES: tuple[tuple[int, int], ...] = (
     (0x0600, 0x06FF),  # Arabic
@@ -132,14 +146,87 @@ _ARTICLE = re.compile(
 )
 
 
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-"""Kana, CJK ideographs (with extension A and compatibility forms), Hangul syllables."""
+CJK_RANGES: tuple[tuple[int, int], ...] = (
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x3005, 0x3007),  # 々 〆 〇: ideographic iteration mark, closing mark, number zero
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3031, 0x3035),  # vertical kana repeat marks
+    (0x303B, 0x303C),  # vertical ideographic iteration mark, masu mark
+    (0x3041, 0x3096),  # Hiragana letters
+    (0x309D, 0x309F),  # Hiragana iteration marks, digraph yori
+    (0x30A1, 0x30FA),  # Katakana letters (not U+30A0 ゠ nor U+30FB ・, punctuation)
+    (0x30FC, 0x30FF),  # prolonged sound mark ー, Katakana iteration marks, digraph koto
+    (0x3131, 0x318E),  # Hangul Compatibility Jamo
+    (0x31F0, 0x31FF),  # Katakana Phonetic Extensions
+    (0x3400, 0x4DBF),  # CJK Unified Ideographs Extension A
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
+    (0xA960, 0xA97C),  # Hangul Jamo Extended-A
+    (0xAC00, 0xD7A3),  # Hangul Syllables
+    (0xD7B0, 0xD7FB),  # Hangul Jamo Extended-B
+    (0xF900, 0xFAFF),  # CJK Compatibility Ideographs
+    (0xFF66, 0xFF9F),  # halfwidth Katakana
+    (0xFFA0, 0xFFDC),  # halfwidth Hangul
+    (0x1B000, 0x1B16F),  # Kana Supplement, Kana Extended-A, Small Kana Extension
+    (0x20000, 0x323AF),  # CJK Unified Ideographs Extensions B-H, Compatibility Supplement
+)
+"""Letters of the Han, Hiragana, Katakana and Hangul scripts (the four scripts Lucene's
+``CJKBigramFilter`` bigrams by default), plus the Katakana prolonged sound mark ``ー``, which
+Unicode assigns to the Common script but is only written inside Katakana words. Punctuation of
+these blocks (``、 。 「 」 ・``) is left out: it separates words."""
+
+_CJK = re.compile("[" + "".join(f"\\U{lo:08X}-\\U{hi:08X}" for lo, hi in CJK_RANGES) + "]")
+_CJK_RUN = re.compile(_CJK.pattern + "+")
 
 
 def has_cjk(text: str) -> bool:
-    """True when ``text`` holds Chinese, Japanese or Korean characters: scripts written without
-    spaces between words, which the keyword index cannot split into words."""
+    """True when ``text`` holds a character of :data:`CJK_RANGES` (Chinese, Japanese or Korean
+    letters), which :func:`cjk_bigrams` rewrites."""
     return not text.isascii() and _CJK.search(text) is not None
+
+
+def cjk_bigrams(text: str) -> str:
+    """``text`` with every run of Chinese, Japanese or Korean letters (:data:`CJK_RANGES`)
+    replaced by its overlapping character bigrams, separated by spaces; other text unchanged.
+
+    ``"数据库连接"`` -> ``"数据 据库 库连 连接"``; a run of two characters is its own bigram
+    (``"数据"``), a run of one stays itself (``"书"``). A run is also cut off from the letters or
+    digits of another script that touch it: ``"hello数据库world"`` -> ``"hello 数据 据库 world"``.
+    Runs span the four scripts (``"データベースに接続"`` is one run, bigrams ``"スに" "に接"``
+    included). Text without such a letter is returned unchanged (the same object).
+
+    Why: Chinese and Japanese are written without spaces between words, and Korean attaches
+    particles to the word they follow (``데이터베이스가``), so a tokenizer that splits on spaces and
+    punctuation (FTS5's ``unicode61``) makes a whole run one token and a word inside it cannot be
+    found. Overlapping bigrams need no dictionary, and a word of two or more characters becomes
+    a phrase of adjacent bigrams that occurs exactly where the word occurs as a substring. This is
+    the standard dictionary-free indexing of these languages: Lucene's ``CJKAnalyzer``
+    (``CJKBigramFilter`` with its default scripts Han, Hiragana, Katakana and Hangul, and unigrams
+    for lone characters), Elasticsearch's ``cjk`` analyzer; bigrams were found as effective as word
+    segmentation for Chinese retrieval (J.-Y. Nie, J. Gao, J. Zhang, M. Zhou, "On the use of words
+    and n-grams for Chinese information retrieval", IRAL 2000; K. L. Kwok, "Comparing
+    representations in Chinese information retrieval", SIGIR 1997).
+
+    Pure and idempotent (``f(f(x)) == f(x)``: a bigram is a run of two). Applying it to a whole
+    text or to each whitespace-separated word gives the same tokens. Apply it after
+    :func:`normalize_for_search` (NFC first, so a kana and a separate voicing mark compose). Like
+    that function, the result is for matching only; its offsets do not map back.
+    """
+    if text.isascii() or _CJK.search(text) is None:
+        return text
+    return _CJK_RUN.sub(_bigram_run, text)
+
+
+def _bigram_run(match: re.Match[str]) -> str:
+    run = match.group()
+    pieces = run if len(run) <= 2 else " ".join(run[i : i + 2] for i in range(len(run) - 1))
+    text, start, end = match.string, match.start(), match.end()
+    # A space only where a letter or digit of another script touches the run (the tokenizer
+    # would otherwise glue them into one token); nowhere else, so the function is idempotent.
+    if start > 0 and unicodedata.category(text[start - 1])[0] in "LN":
+        pieces = " " + pieces
+    if end < len(text) and unicodedata.category(text[end])[0] in "LN":
+        pieces += " "
+    return pieces
 
 
 def has_arabic_script(text: str) -> bool:
