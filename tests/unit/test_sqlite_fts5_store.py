@@ -636,6 +636,7 @@ def test_writer_rebuilds_a_version_3_index_made_before_cjk_bigrams(db_path: Path
 def test_writer_rebuilds_a_version_4_index_made_before_breadcrumbs(db_path: Path) -> None:
     """Version 4 chunks had no breadcrumb, definitions nor breadcrumb FTS column: a writer drops
     the old tables (made here as version 4 made them) and creates the new layout."""
+    db_path.parent.mkdir(parents=True)
     conn = apsw.Connection(str(db_path))
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.execute("INSERT INTO meta VALUES ('schema_version', '4')")
