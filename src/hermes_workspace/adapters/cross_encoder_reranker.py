@@ -75,7 +75,7 @@ class CrossEncoderReranker:
         loading_started = self._clock()
         encoder = self._load()
         deadline += self._clock() - loading_started
-        pairs = [(query, embedding_input(hit.section, hit.content)) for hit in hits]
+        pairs = [(query, embedding_input(hit.breadcrumb or hit.section, hit.content)) for hit in hits]
         scores: list[float] = []
         for start in range(0, len(pairs), self.batch_size):
             self._check(deadline, start, len(pairs))

@@ -278,6 +278,7 @@ def _ranked_hits(scored: list[tuple[float, FileRecord, Chunk]], limit: int) -> l
             content=chunk.content,
             breadcrumb=chunk.breadcrumb,
             definitions=chunk.definitions,
+            root=record.root,
         )
         for score, record, chunk in scored[: max(1, limit)]
     ]
@@ -575,7 +576,7 @@ class InMemoryVectorIndex:
         for _, chunk, ident in self._chunks():
             if ident in self._attached:
                 continue
-            text = embedding_input(chunk.section, chunk.content)
+            text = embedding_input(chunk.breadcrumb or chunk.section, chunk.content)
             jobs.append(EmbeddingJob(chunk_id=self._id(ident), text=text, key=embedding_key(text)))
             if len(jobs) >= limit:
                 break

@@ -707,7 +707,7 @@ class SqliteFts5Store:
                 LIMIT :limit
             )
             SELECT f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index,
-                   top.bm, c.token_count, f.modified_at, c.content, c.breadcrumb, c.definitions
+                   top.bm, c.token_count, f.modified_at, c.content, c.breadcrumb, c.definitions, f.root_path
             FROM top
             JOIN chunks AS c ON c.id = top.id
             JOIN files AS f ON f.id = c.file_id
@@ -728,9 +728,10 @@ class SqliteFts5Store:
                     content=content,
                     breadcrumb=breadcrumb,
                     definitions=split_definitions(definitions),
+                    root=Path(from_storage(root_path)),
                 )
                 for (abs_path, line_start, line_end, section, chunk_index, bm, tokens, modified, content, breadcrumb,
-                     definitions) in conn.execute(sql, params)
+                     definitions, root_path) in conn.execute(sql, params)
             ]
 
         return self._run("search", run)

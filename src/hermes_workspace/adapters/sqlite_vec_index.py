@@ -95,7 +95,7 @@ _DROP = (
 
 _HIT_COLUMNS = (
     "f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index, c.token_count, f.modified_at, c.content, "
-    "c.breadcrumb, c.definitions"
+    "c.breadcrumb, c.definitions, f.root_path"
 )
 
 _T = TypeVar("_T")
@@ -313,7 +313,7 @@ class SqliteVecIndex:
         current = {
             chunk_id: embedding_key(embedding_input(section, content))
             for chunk_id, section, content in conn.execute(
-                "SELECT id, section, content FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+                "SELECT id, coalesce(breadcrumb, section), content FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
                 (json.dumps(ids),),
             )
         }
@@ -362,11 +362,11 @@ class SqliteVecIndex:
 
         def run(conn: apsw.Connection) -> list[EmbeddingJob]:
             if self._usable(conn):
-                sql = """SELECT c.id, c.section, c.content FROM chunks AS c
+                sql = """SELECT c.id, coalesce(c.breadcrumb, c.section), c.content FROM chunks AS c
                          WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors AS cv WHERE cv.chunk_id = c.id)
                          ORDER BY c.id LIMIT ?"""
             else:  # a reader before the first vector: everything is pending
-                sql = "SELECT c.id, c.section, c.content FROM chunks AS c ORDER BY c.id LIMIT ?"
+                sql = "SELECT c.id, coalesce(c.breadcrumb, c.section), c.content FROM chunks AS c ORDER BY c.id LIMIT ?"
             jobs = []
             for chunk_id, section, content in conn.execute(sql, (int(limit),)):
                 text = embedding_input(section, content)
@@ -509,9 +509,10 @@ class SqliteVecIndex:
                     content=content,
                     breadcrumb=breadcrumb,
                     definitions=split_definitions(definitions),
+                    root=Path(from_storage(root_path)),
                 )
                 for (distance, abs_path, line_start, line_end, section, chunk_index, tokens, modified, content,
-                     breadcrumb, definitions) in (
+                     breadcrumb, definitions, root_path) in (
                     conn.execute(sql, params)
                 )
             ]

@@ -27,6 +27,7 @@ from hermes_workspace.domain.globs import compile_glob
 from hermes_workspace.domain.model import SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
+from hermes_workspace.domain.ranking import definition_matches, file_role, role_weight
 from hermes_workspace.domain.semantic import SEARCH_MODES, SemanticStatus, VectorStatus
 from hermes_workspace.domain.text_normalization import has_cjk
 
@@ -34,7 +35,13 @@ MAX_LIMIT = 10_000
 """Largest number of hits one search returns; larger ``limit`` values are cut to it."""
 
 EXACT_CANDIDATES = 50
-"""Candidates fetched when a query holds a compound, among which exact matches are moved up."""
+"""Keyword candidates fetched (at least), among which exact matches and definitions are moved up
+and the file-role weights reorder."""
+
+LOOKUP_GROUPS = 4
+"""Queries of at most this many groups (words or compounds, stopwords dropped) are lookups
+(``FlaskGroup get_command``): the chunks that define what they name come first. Longer ones are
+questions or pasted messages, where the definition of a name they mention is not the answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +149,16 @@ class SearchWorkspace:
     # -- keyword ---------------------------------------------------------------------------
 
     def _keyword(self, query: Query, prefix: str | None, pattern: str | None, limit: int) -> list[SearchHit]:
-        literals = _literals(query)
-        fetch = max(limit, EXACT_CANDIDATES) if literals else limit
-        return self.store.search(query, path_prefix=prefix, glob=pattern, limit=fetch)
+        return self._bm25(query, prefix, pattern, max(limit, EXACT_CANDIDATES))
+
+    def _bm25(self, query: Query, prefix: str | None, pattern: str | None, fetch: int) -> list[SearchHit]:
+        """The store's best ``fetch`` BM25 hits with each score weighted by its file's role
+        (:func:`~hermes_workspace.domain.ranking.role_weight`: tests and changelogs count less
+        unless the query asks for them), best first."""
+        hits = self.store.search(query, path_prefix=prefix, glob=pattern, limit=fetch)
+        words = query.words
+        weighted = [replace(h, score=h.score * role_weight(_role(h), words)) for h in hits]
+        return sorted(weighted, key=lambda h: -h.score)
 
     # -- semantic and hybrid ---------------------------------------------------------------
 
@@ -218,7 +232,7 @@ class SearchWorkspace:
             ]
             return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes)
 
-        sparse = self.store.search(query, path_prefix=prefix, glob=pattern, limit=max(limit, self.settings.sparse_top_k))
+        sparse = self._bm25(query, prefix, pattern, max(limit, self.settings.sparse_top_k))
         hits = fuse(
             sparse,
             dense,
@@ -301,12 +315,12 @@ class SearchWorkspace:
             notes.append(CJK_NOTE)
         literals = _literals(query)
         if literals:
-            hits = _exact_first(hits, literals)
+            hits = _exact_first(hits, literals, definitions=len(query.groups) <= LOOKUP_GROUPS)
         reranked_by = None
         if self.reranker is not None and hits:
             hits, reranked_by = self._rerank(text, hits, notes)
             if literals:  # the reranker orders within the exact-match groups, never across them
-                hits = sorted(hits, key=lambda h: -(h.exact_matches or 0))
+                hits = sorted(hits, key=_exact_key)
         return SearchResults(
             hits[:limit],
             mode=mode,
@@ -420,11 +434,18 @@ def _literals(query: Query) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _exact_first(hits: list[SearchHit], literals: list[str]) -> list[SearchHit]:
+def _exact_first(hits: list[SearchHit], literals: list[str], *, definitions: bool = False) -> list[SearchHit]:
     """``hits`` with ``exact_matches`` set (how many of ``literals`` each one's content holds as
     whole identifiers), ordered by it, most first; a stable sort, so the order by ``score`` holds
     within each group. The order is thus ``(exact_matches desc, score desc)``: the documented
-    key that makes a lower score above a higher one explainable."""
+    key that makes a lower score above a higher one explainable.
+
+    With ``definitions`` (a short, lookup-style query), ``definition_matches`` is set too (how
+    many literals the chunk's breadcrumb or definitions name, see
+    :func:`~hermes_workspace.domain.ranking.definition_matches`) and comes first in the order:
+    ``(definition_matches desc, exact_matches desc, score desc)``. A long query (a pasted error
+    message) skips it: the code that raises ``SomeError`` must not lose to the class that
+    defines it."""
     # Whole identifiers only: `read_file` must not match inside `thread_file` or `_read_files`.
     patterns = [re.compile(rf"(?<!\w){re.escape(literal)}(?!\w)") for literal in literals]
 
@@ -432,8 +453,29 @@ def _exact_first(hits: list[SearchHit], literals: list[str]) -> list[SearchHit]:
         text = hit.content.casefold()
         return sum(1 for pattern in patterns if pattern.search(text))
 
-    counted = [replace(hit, exact_matches=exact_matches(hit)) for hit in hits]
-    return sorted(counted, key=lambda h: -(h.exact_matches or 0))
+    counted = [
+        replace(
+            hit,
+            exact_matches=exact_matches(hit),
+            definition_matches=definition_matches(literals, hit.breadcrumb, hit.definitions) if definitions else None,
+        )
+        for hit in hits
+    ]
+    return sorted(counted, key=_exact_key)
+
+
+def _exact_key(hit: SearchHit) -> tuple[int, int]:
+    return (-(hit.definition_matches or 0), -(hit.exact_matches or 0))
+
+
+def _role(hit: SearchHit) -> str:
+    """The role of the hit's file (:func:`~hermes_workspace.domain.ranking.file_role`), from its
+    path below its root (the whole path when the root is unknown or not above it)."""
+    try:
+        relative = hit.path.relative_to(hit.root) if hit.root is not None else hit.path
+    except ValueError:
+        relative = hit.path
+    return file_role(relative)
 
 
 def _absolute_prefix(path: str | None) -> str | None:

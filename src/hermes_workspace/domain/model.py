@@ -243,6 +243,8 @@ class SearchHit:
     exact_matches: int | None = None
     breadcrumb: str | None = None
     definitions: tuple[str, ...] = ()
+    definition_matches: int | None = None
+    root: Path | None = None
 
     @property
     def key(self) -> tuple[Path, int]:
@@ -257,6 +259,9 @@ class SearchHit:
         data = asdict(self)
         data["path"] = str(self.path)
         data["definitions"] = list(self.definitions)
+        del data["root"]  # internal: the file role is computed from the path below it
+        if data["definition_matches"] is None:
+            del data["definition_matches"]
         data["score"] = round(self.score, 6)
         if data["exact_matches"] is None:
             del data["exact_matches"]

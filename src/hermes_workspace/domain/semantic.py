@@ -95,8 +95,8 @@ class VectorStatus:
 
 
 def embedding_input(section: str | None, content: str) -> str:
-    """The text embedded for a chunk: its section line (heading or enclosing definition, which
-    names what the chunk is about) then its content. The path is left out so that a moved or
+    """The text embedded for a chunk: its context line (callers pass the breadcrumb, a heading
+    path or qualified name, else the section line: what the chunk is about) then its content. The path is left out so that a moved or
     copied file reuses its vectors."""
     content = content.strip()
     if section and section.strip() and section.strip() not in content[: len(section) + 8]:

@@ -90,6 +90,7 @@ class _Piece:
     words: int
     names: list[tuple[str, ...]] = field(default_factory=list)  # paths of units starting here
     part_of: int | None = None  # id of the split piece it is a part of
+    opens: bool = False  # the header of a unit whose children follow: packs forward only
 
 
 class _Words:
@@ -188,7 +189,10 @@ class _Planner:
             if child.start < cursor:
                 continue  # overlapping children: keep the first
             if child.start > cursor:
+                before = len(self.pieces)
                 self._leaf(cursor, child.start - 1, path, path, own if first else [])
+                if first and len(self.pieces) > before:
+                    self.pieces[before].opens = True
                 first = False
             child_path = (*path, child.name) if child.name is not None else path
             if first and own:
@@ -238,10 +242,17 @@ class _Planner:
         bounds = [*paragraphs, end + 1]
         pieces: list[tuple[int, int]] = []
         for a, b in zip(bounds, bounds[1:], strict=False):
-            if self.words.between(a, b - 1) > cap:
-                pieces.extend((r, r) for r in range(a, b))  # line starts, packed below
-            else:
+            if self.words.between(a, b - 1) <= cap:
                 pieces.append((a, b - 1))
+                continue
+            # A paragraph larger than the cap (a long fenced block): its own blank lines first,
+            # then line starts; packed below.
+            inner = [a, *(r for r in range(a + 1, b) if not rows[r - 1].strip() and rows[r].strip()), b]
+            for c, d in zip(inner, inner[1:], strict=False):
+                if self.words.between(c, d - 1) > cap:
+                    pieces.extend((r, r) for r in range(c, d))
+                else:
+                    pieces.append((c, d - 1))
         # Greedy packing of paragraphs (or lines) up to the cap.
         parts: list[tuple[int, int]] = []
         cur_start, cur_end, cur_words = pieces[0][0], pieces[0][1], self.words.between(*pieces[0])
@@ -275,7 +286,9 @@ def _fence_rows(rows: Sequence[str]) -> frozenset[int]:
 def _pack(pieces: list[_Piece], cap: int, min_words: int) -> list[list[_Piece]]:
     """Groups of consecutive pieces: a piece joins the previous group when one of the two has
     fewer than ``min_words`` words, the sum stays within ``cap`` and the piece sits under the
-    group's first scope (same parent or nested in it). Parts of one split piece are never joined."""
+    group's first scope (same parent or nested in it). Parts of one split piece are never joined,
+    and the header of a unit whose children follow (a class line, a heading over sub-sections)
+    never joins the group before it: it packs forward, with its own members."""
     groups: list[list[_Piece]] = []
     group_words = 0
     for piece in pieces:
@@ -285,6 +298,7 @@ def _pack(pieces: list[_Piece], cap: int, min_words: int) -> list[list[_Piece]]:
             same_split = piece.part_of is not None and piece.part_of == group[-1].part_of
             if (
                 not same_split
+                and not piece.opens
                 and (group_words < min_words or piece.words < min_words)
                 and group_words + piece.words <= cap
                 and piece.scope[: len(head.scope)] == head.scope

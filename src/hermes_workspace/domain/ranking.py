@@ -1,0 +1,100 @@
+"""Navigation signals on top of BM25: what kind of file a hit is in, and whether it defines what
+the query names.
+
+Both hold for any repository and use no per-query rule:
+
+- **File role.** Tests and changelogs repeat the names and messages of the code they test or
+  describe: a test asserts the exact error text a function raises, a changelog line spells out
+  ``package.module.SomeError``. An agent navigating to an answer wants the definition or the
+  documentation first, so the BM25 score of a hit in such a file is multiplied by
+  :data:`ROLE_WEIGHTS` (the convention of code search engines that rank tests and generated
+  files lower, as GitHub code search and Sourcegraph do), unless the query itself asks for that
+  role (``test``, ``changelog``, ``release``...).
+- **Definitions.** A short query that names identifiers (``from_prefixed_env``, ``FlaskGroup
+  get_command``) is answered by the chunk whose breadcrumb or definitions name them, not by the
+  call sites and tests that mention them: :func:`definition_matches` counts them, and the search
+  orders hits by it before the exact-literal count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import PurePath
+from typing import Literal
+
+FileRole = Literal["test", "changelog", "other"]
+
+ROLE_WEIGHTS: dict[str, float] = {"test": 0.6, "changelog": 0.6, "other": 1.0}
+"""Multiplier of a hit's BM25 score by the role of its file. 0.6 lifts a definition over a test
+or changelog entry that scores up to two thirds higher on the same words (a test repeats a
+message once or twice more than the code raising it) while a test that matches clearly more of
+the query still wins. Measured on the whole-repository sets of ``benchmarks/workspace_qa.py``."""
+
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "test_data", "testdata"})
+_TEST_FILE = re.compile(
+    r"^(?:test_.+|.+_tests?|.+[._-](?:test|spec)|.+(?:Test|Tests|Spec)|conftest)\.[A-Za-z0-9]+$"
+)
+_CHANGELOG_STEMS = frozenset(
+    {"changelog", "changes", "history", "news", "releases", "release-notes", "release_notes", "whatsnew"}
+)
+_CHANGELOG_DIRS = frozenset({"changelog", "changelogs", "changes", "release-notes", "releasenotes", "whatsnew"})
+_ASKS_FOR = {
+    "test": frozenset({"test", "tests", "testing", "pytest", "unittest", "spec", "fixture", "fixtures"}),
+    "changelog": frozenset(
+        {"changelog", "changes", "changed", "release", "released", "releases", "version", "versions", "history",
+         "deprecated", "added", "removed"}
+    ),
+}
+
+
+def file_role(relative: PurePath) -> FileRole:
+    """The role of a file from its path relative to its root: ``test`` (a folder named ``tests``,
+    ``spec``... or a name such as ``test_x.py``, ``x_test.go``, ``x.spec.ts``, ``XTest.java``,
+    ``conftest.py``), ``changelog`` (``CHANGES.rst``, ``CHANGELOG.md``, ``HISTORY``, ``NEWS``,
+    files under ``changelog/``), else ``other``."""
+    parts = relative.parts
+    name = parts[-1] if parts else ""
+    folders = {p.lower() for p in parts[:-1]}
+    if folders & _TEST_DIRS or _TEST_FILE.match(name):
+        return "test"
+    stem = name.split(".", 1)[0].lower()
+    if stem in _CHANGELOG_STEMS or folders & _CHANGELOG_DIRS:
+        return "changelog"
+    return "other"
+
+
+def role_weight(role: FileRole, query_words: Iterable[str]) -> float:
+    """:data:`ROLE_WEIGHTS` for ``role``, or 1.0 when one of ``query_words`` (case-folded) asks
+    for that role (``pytest fixture for the app``, ``what changed in version 3``)."""
+    asks = _ASKS_FOR.get(role)
+    if asks is not None and any(word.casefold() in asks for word in query_words):
+        return 1.0
+    return ROLE_WEIGHTS.get(role, 1.0)
+
+
+_SEGMENT_SPLIT = re.compile(r"[.:#/\\>\s]+|::")
+
+
+def definition_matches(literals: Iterable[str], breadcrumb: str | None, definitions: Iterable[str]) -> int:
+    """How many of ``literals`` (case-folded identifiers from the query, as ``_literals`` in the
+    search use case gives them: ``from_prefixed_env``, ``flaskgroup``,
+    ``securecookiesessioninterface.save_session``) a chunk defines: a literal counts when it
+    equals one segment of the breadcrumb or of a definition's qualified name
+    (``Config.from_prefixed_env`` defines ``from_prefixed_env`` and ``config``), or, dotted, the
+    tail of one (``SecureCookieSessionInterface.save_session``). A name that merely contains the
+    literal (``test_from_prefixed_env``) does not count."""
+    names = [n for n in (breadcrumb, *definitions) if n]
+    if not names:
+        return 0
+    folded = [n.casefold() for n in names]
+    segments = {s.strip("`'\"()[]{}*,;!?") for n in folded for s in _SEGMENT_SPLIT.split(n)}
+    segments.discard("")
+    count = 0
+    for literal in literals:
+        if "." in literal or "::" in literal:
+            if any(n == literal or n.endswith("." + literal) or n.endswith("::" + literal) for n in folded):
+                count += 1
+        elif literal in segments:
+            count += 1
+    return count
