@@ -253,12 +253,16 @@ class _Planner:
                     pieces.extend((r, r) for r in range(c, d))
                 else:
                     pieces.append((c, d - 1))
-        # Greedy packing of paragraphs (or lines) up to the cap.
+        # Greedy packing of paragraphs (or lines) into parts of about equal size: as many parts
+        # as the cap requires, each closed once it reaches its share, so that the last part is
+        # not a scrap of a few words.
+        total = self.words.between(start, end)
+        share = -(-total // -(-total // cap))  # ceil(total / ceil(total / cap))
         parts: list[tuple[int, int]] = []
         cur_start, cur_end, cur_words = pieces[0][0], pieces[0][1], self.words.between(*pieces[0])
         for a, b in pieces[1:]:
             w = self.words.between(a, b)
-            if cur_words + w > cap and cur_words > 0:
+            if cur_words > 0 and (cur_words + w > cap or cur_words >= share):
                 parts.append((cur_start, cur_end))
                 cur_start, cur_end, cur_words = a, b, w
             else:
