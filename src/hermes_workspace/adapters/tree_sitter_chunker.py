@@ -24,7 +24,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_workspace.domain.chunking import POLICY_VERSION
+from hermes_workspace.domain.chunking import MAX_SECTION_CHARS, POLICY_VERSION
 from hermes_workspace.domain.constants import CODE_LANGUAGES, MARKDOWN_SUFFIXES, MAX_CHARS_PER_WORD
 from hermes_workspace.domain.errors import MissingExtraError
 from hermes_workspace.domain.lines import LineIndex
@@ -122,7 +122,7 @@ class TreeSitterChunker:
         self.mode: Mode = mode
         self._pack: Any = _import_language_pack() if mode == "auto" else None
         self._tslp_version = _version("tree-sitter-language-pack")
-        self._parsers: dict[str, Any] = {}  # language -> parser, None: grammar missing
+        self._grammars: dict[str, _Grammar | None] = {}  # language -> grammar, None: missing
 
     @property
     def signature(self) -> str:
@@ -156,9 +156,9 @@ class TreeSitterChunker:
                 text, markdown_outline(text, lines), self._settings(" > "), kind="markdown", lines=lines, fenced=True
             )
         if self.mode == "auto" and suffix in CODE_LANGUAGES:
-            parser = self._parser(CODE_LANGUAGES[suffix])
-            if parser is not None:
-                outline = _code_outline(parser, text, self.chunk_size)
+            grammar = self._grammar(CODE_LANGUAGES[suffix])
+            if grammar is not None:
+                outline = grammar.outline(text, self.chunk_size)
                 if outline is not None:
                     return structured_chunks(text, outline, self._settings("."), kind="code", lines=lines)
         return structured_chunks(text, underlined_outline(text, lines), self._settings(" > "), kind="text", lines=lines)
@@ -166,95 +166,110 @@ class TreeSitterChunker:
     def _settings(self, separator: str) -> StructureSettings:
         return StructureSettings(self.chunk_size, self.overlap, self.min_words, self.max_chars, separator)
 
-    def _parser(self, language: str) -> Any:
-        if language not in self._parsers:
+    def _grammar(self, language: str) -> _Grammar | None:
+        if language not in self._grammars:
             try:
-                self._parsers[language] = self._pack.get_parser(language)
-            except (LookupError, ValueError, ImportError, OSError, RuntimeError):
-                self._parsers[language] = None  # grammar missing: text path, remembered
-        return self._parsers[language]
+                self._grammars[language] = _Grammar(self._pack, language)
+            except (LookupError, ValueError, ImportError, OSError, RuntimeError, NameError):
+                self._grammars[language] = None  # grammar missing: text path, remembered
+        return self._grammars[language]
 
 
-def _code_outline(parser: Any, text: str, chunk_size: int) -> list[Unit] | None:
-    """Top-level definitions of ``text`` as units, or ``None`` when the file is one long line
-    (minified code: its definitions share lines, the text path cuts it by characters)."""
-    data = text.encode("utf-8", "replace")  # lone surrogates: one byte each, rows unchanged
-    tree = parser.parse(data)
-    root = tree.root_node
-    if root.end_point[0] == 0 and len(text) > chunk_size * MAX_CHARS_PER_WORD:
-        return None
-    return list(_definitions_in(root, data))
+class _Grammar:
+    """A language's parser and the query that captures its definition nodes (run in C, so that
+    finding definitions costs nothing per syntax node in Python)."""
+
+    def __init__(self, pack: Any, language: str) -> None:
+        import tree_sitter
+
+        self.parser = pack.get_parser(language)
+        grammar = pack.get_language(language)
+        kinds = [k for k in sorted(_DEFINITION_TYPES) if grammar.id_for_node_kind(k, True) is not None]
+        patterns = " ".join(f"({kind}) @definition" for kind in kinds)
+        variable = " ".join(
+            f"(variable_declarator value: ({kind})) @variable"
+            for kind in sorted(_VARIABLE_FUNCTIONS)
+            if grammar.id_for_node_kind(kind, True) is not None
+        )
+        try:
+            self.query = tree_sitter.Query(grammar, f"{patterns} {variable}")
+        except Exception:  # noqa: BLE001 - a grammar without those fields: definitions only
+            self.query = tree_sitter.Query(grammar, patterns) if patterns else None
+        self._cursor_type = tree_sitter.QueryCursor
+
+    def outline(self, text: str, chunk_size: int) -> list[Unit] | None:
+        """Top-level definitions of ``text`` as units with their nested definitions, or ``None``
+        when the file is one long line (minified code: its definitions share lines, the text
+        path cuts it by characters)."""
+        data = text.encode("utf-8", "replace")  # lone surrogates: one byte each, rows unchanged
+        root = self.parser.parse(data).root_node
+        if root.end_point[0] == 0 and len(text) > chunk_size * MAX_CHARS_PER_WORD:
+            return None
+        if self.query is None:
+            return []
+        captures = self._cursor_type(self.query).captures(root)
+        nodes = [n for n in captures.get("definition", ()) if _is_definition(n)]
+        nodes += [v.parent for v in captures.get("variable", ()) if v.parent is not None and v.parent.type in _VARIABLE_DECLARATIONS]
+        return _nest_nodes(nodes, data)
 
 
-def _definitions_in(node: Any, data: bytes) -> list[Unit]:
-    """Units of the definitions directly under ``node`` (through any non-definition nodes, as
-    ``export`` statements, blocks and ``if __name__`` guards), in order, one per start row."""
-    units: list[Unit] = []
-    pending: list[Any] = []  # comments and attributes directly above the next node
-    stack = [iter(node.children)]
-    while stack:
-        child = next(stack[-1], None)
-        if child is None:
+def _is_definition(node: Any) -> bool:
+    if node.type in _SPECIFIERS_NEED_BODY and node.child_by_field_name("body") is None:
+        return False
+    parent = node.parent
+    return parent is None or parent.type != "decorated_definition"  # the decorated node covers it
+
+
+def _nest_nodes(nodes: list[Any], data: bytes) -> list[Unit]:
+    """Definition nodes (any order, nested ones included) as a tree of units, by containment."""
+    nodes = sorted({(n.start_byte, n.end_byte): n for n in nodes}.values(), key=lambda n: (n.start_byte, -n.end_byte))
+    top: list[Any] = []
+    children: dict[int, list[Any]] = {}
+    stack: list[Any] = []
+    for node in nodes:
+        while stack and stack[-1].end_byte <= node.start_byte:
             stack.pop()
-            pending = []
-            continue
-        if child.type in _ATTACHED or child.type.endswith("comment"):
-            if pending and child.start_point[0] > pending[-1].end_point[0] + 1:
-                pending = []
-            pending.append(child)
-            continue
-        definition = _as_definition(child)
-        if definition is not None:
-            start = child.start_point[0]
-            if pending and pending[-1].end_point[0] >= start - 1:
-                start = pending[0].start_point[0]
-            units.append(_unit(child, definition, start, data))
-            pending = []
-            continue
-        pending = []
-        if child.named_child_count:
-            stack.append(iter(child.children))
-    result: list[Unit] = []
-    for unit in units:
-        if result and unit.start <= result[-1].end:
-            continue  # definitions sharing a row (minified or one-liners): the first stands
-        result.append(unit)
-    return result
+        (children.setdefault(id(stack[-1]), []) if stack else top).append(node)
+        stack.append(node)
+
+    def build(group: list[Any]) -> tuple[Unit, ...]:
+        units: list[Unit] = []
+        for node in group:
+            unit = _unit(node, build(children.get(id(node), [])), data)
+            if units and unit.start <= units[-1].end:
+                continue  # definitions sharing a row (one-liners): the first stands
+            units.append(unit)
+        return tuple(units)
+
+    return list(build(top))
 
 
-def _as_definition(node: Any) -> Any:
-    """The node that names the definition ``node`` starts, or ``None`` when it is none."""
-    if not node.is_named:
-        return None  # keywords such as Python's `class` token share a name with Ruby's class node
-    kind = node.type
-    if kind in _VARIABLE_DECLARATIONS:
-        for declarator in node.named_children:
-            value = declarator.child_by_field_name("value")
-            if value is not None and value.type in _VARIABLE_FUNCTIONS:
-                return declarator
-        return None
-    if kind not in _DEFINITION_TYPES:
-        return None
-    if kind in _SPECIFIERS_NEED_BODY and node.child_by_field_name("body") is None:
-        return None
-    if kind == "decorated_definition":
-        inner = node.child_by_field_name("definition")
-        return inner if inner is not None else node
-    return node
-
-
-def _unit(node: Any, definition: Any, start: int, data: bytes) -> Unit:
+def _unit(node: Any, nested: tuple[Unit, ...], data: bytes) -> Unit:
+    definition = node
+    if node.type == "decorated_definition":
+        definition = node.child_by_field_name("definition") or node
+    elif node.type in _VARIABLE_DECLARATIONS:
+        definition = next((c for c in node.named_children if c.type == "variable_declarator"), node)
+    start = node.start_point[0]
+    above = node.prev_named_sibling
+    while above is not None and (above.type in _ATTACHED or above.type.endswith("comment")) and above.end_point[0] >= start - 1:
+        start = above.start_point[0]
+        above = above.prev_named_sibling
     end_row, end_column = node.end_point
     if end_column == 0 and end_row > node.start_point[0]:
         end_row -= 1
     container = any(word in definition.type for word in _CONTAINER_WORDS)
-    name = _name(definition, data)
-    body = definition
+    nested = tuple(u for u in nested if start <= u.start and u.end <= end_row)
+    return Unit(start, end_row, _name(definition, data), nested, container=container, label=_label(definition, data))
 
-    def children() -> tuple[Unit, ...]:
-        return tuple(u for u in _definitions_in(body, data) if start <= u.start and u.end <= end_row)
 
-    return Unit(start, end_row, name, children, container=container)
+def _label(definition: Any, data: bytes) -> str:
+    """The definition's first line, stripped (its ``section``): below decorators, as
+    :func:`~hermes_workspace.domain.chunking.section_finder` reports it."""
+    row_start = definition.start_byte - definition.start_point[1]
+    row_end = data.find(b"\n", definition.start_byte)
+    line = data[row_start : len(data) if row_end == -1 else row_end].decode("utf-8", "replace").strip()
+    return line if len(line) <= MAX_SECTION_CHARS else line[: MAX_SECTION_CHARS - 1] + "\u2026"
 
 
 def _name(node: Any, data: bytes) -> str | None:

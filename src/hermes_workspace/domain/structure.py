@@ -64,8 +64,9 @@ _SENTENCE_END = re.compile(r"[.!?。！？](?=\s)")
 class Unit:
     """One node of a file's outline: rows ``start..end`` (0-based, inclusive), the breadcrumb
     segment ``name`` (``None`` for the file itself), nested ``children`` (sorted, inside the
-    range, not overlapping) and whether it is a ``container`` (always decomposed into header,
-    children and gaps, whatever its size: classes and sections). ``children`` may be a callable
+    range, not overlapping), whether it is a ``container`` (always decomposed into header,
+    children and gaps, whatever its size: classes and sections) and its ``label``, the
+    ``section`` of the chunks it starts (for code, the definition line). ``children`` may be a callable
     returning them, so that an adapter computes nested definitions only for the units that need
     decomposing."""
 
@@ -74,6 +75,7 @@ class Unit:
     name: str | None = None
     children: tuple[Unit, ...] | Callable[[], tuple[Unit, ...]] = ()
     container: bool = False
+    label: str | None = None
 
     def nested(self) -> tuple[Unit, ...]:
         """The children, computed when given as a callable."""
@@ -91,6 +93,7 @@ class _Piece:
     names: list[tuple[str, ...]] = field(default_factory=list)  # paths of units starting here
     part_of: int | None = None  # id of the split piece it is a part of
     opens: bool = False  # the header of a unit whose children follow: packs forward only
+    label: str | None = None  # the section of the innermost labelled unit holding the piece
 
 
 class _Words:
@@ -141,8 +144,9 @@ def structured_chunks(
         lines: a :class:`LineIndex` of ``text`` if the caller has one.
         fenced: markdown: never split inside a fenced code block when a paragraph start outside
             one exists.
-        section_at: maps a chunk's start offset to its ``section`` (default
-            :func:`~hermes_workspace.domain.chunking.section_finder` for ``kind``).
+        section_at: maps a chunk's start offset to its ``section``; default: for code, the
+            ``label`` of the innermost unit holding the chunk's first piece (the definition
+            line), for other kinds :func:`~hermes_workspace.domain.chunking.section_finder`.
 
     Returns:
         Chunks in file order, ``index`` 0..n-1, ``content == text[start_char:end_char]``, each
@@ -158,7 +162,8 @@ def structured_chunks(
     root = Unit(0, len(rows) - 1, None, tuple(outline), container=True)
     planner.visit(root, (), ())
     groups = _pack(planner.pieces, settings.chunk_size, settings.min_words)
-    section_at = section_at or section_finder(text, kind)
+    if section_at is None and kind != "code":
+        section_at = section_finder(text, kind)
     return _to_chunks(text, rows, groups, settings, kind, lines, section_at)
 
 
@@ -169,12 +174,15 @@ class _Planner:
         self.settings = settings
         self.fence_rows = _fence_rows(rows) if fenced else frozenset()
         self.pieces: list[_Piece] = []
+        self.label: str | None = None  # label of the unit being visited
         self._split_ids = 0
 
-    def visit(self, unit: Unit, path: tuple[str, ...], scope: tuple[str, ...]) -> None:
+    def visit(self, unit: Unit, path: tuple[str, ...], scope: tuple[str, ...], label: str | None = None) -> None:
         size = self.words.between(unit.start, unit.end)
         if size == 0:
             return
+        label = unit.label or label
+        self.label = label
         own = [path] if unit.name is not None else []
         if not unit.container and size <= self.settings.chunk_size:
             self._emit(unit.start, unit.end, path, scope, size, own)
@@ -198,11 +206,12 @@ class _Planner:
             if first and own:
                 # The unit's first line is its child's first line (a section that opens with a
                 # sub-heading): the unit starts there too.
-                self.visit(child, child_path, path)
+                self.visit(child, child_path, path, label)
                 if self.pieces and self.pieces[-1].start == unit.start:
                     self.pieces[-1].names.insert(0, path)
             else:
-                self.visit(child, child_path, path)
+                self.visit(child, child_path, path, label)
+            self.label = label
             first = False
             cursor = child.end + 1
         if cursor <= unit.end:
@@ -210,7 +219,7 @@ class _Planner:
 
     def _emit(self, start: int, end: int, path: tuple[str, ...], scope: tuple[str, ...], size: int,
               names: list[tuple[str, ...]], part_of: int | None = None) -> None:
-        self.pieces.append(_Piece(start, end, path, scope, size, list(names), part_of))
+        self.pieces.append(_Piece(start, end, path, scope, size, list(names), part_of, label=self.label))
 
     def _leaf(self, start: int, end: int, path: tuple[str, ...], scope: tuple[str, ...],
               names: list[tuple[str, ...]]) -> None:
@@ -323,30 +332,27 @@ def _to_chunks(
     settings: StructureSettings,
     kind: ChunkKind,
     lines: LineIndex,
-    section_at: Callable[[int], str | None],
+    section_at: Callable[[int], str | None] | None,
 ) -> list[Chunk]:
     row_offsets = [0, *accumulate(len(r) + 1 for r in rows)]
     chunks: list[Chunk] = []
-    previous: tuple[int, int | None] | None = None  # (core start offset, part id) of the last chunk
+    previous_core = 0  # core start of the last chunk
+    previous_part: int | None = None  # the split piece the last chunk ends in
     for group in groups:
         start = row_offsets[group[0].start]
         end = min(len(text), row_offsets[group[-1].end + 1])
         main = max(group, key=lambda p: p.words)
         breadcrumb = settings.separator.join(main.path) if main.path else None
         names = list(dict.fromkeys(settings.separator.join(n) for p in group for n in p.names if n))
-        part_of = group[0].part_of if len(group) == 1 else None
+        # Overlap joins consecutive parts of one split piece (and the pieces of a group cut by
+        # the character cap), never two units.
+        continues = group[0].part_of is not None and group[0].part_of == previous_part
         for core_start, core_end in _spans(text, start, end, settings, lines):
             chunk_start = core_start
-            if (
-                settings.overlap > 0
-                and previous is not None
-                and part_of is not None
-                and previous[1] == part_of
-            ):
-                prev_words = len(text[previous[0] : core_start].split())
-                shared = min(settings.overlap, prev_words // 2)
+            if settings.overlap > 0 and continues and chunks:
+                shared = min(settings.overlap, len(text[previous_core:core_start].split()) // 2)
                 if shared > 0:
-                    chunk_start = _overlap_start(text, previous[0], core_start, shared, lines)
+                    chunk_start = _overlap_start(text, previous_core, core_start, shared, lines)
             content = text[chunk_start:core_end]
             line_start, line_end = lines.span(chunk_start, core_end)
             chunks.append(
@@ -359,14 +365,15 @@ def _to_chunks(
                     line_end=line_end,
                     tokens=len(content.split()),
                     kind=kind,
-                    section=section_at(core_start),
+                    section=section_at(core_start) if section_at is not None else group[0].label,
                     breadcrumb=breadcrumb,
                     definitions=tuple(names),
                 )
             )
             names = []  # the definitions start in the first of several capped chunks
-            previous = (core_start, part_of if part_of is not None else -len(chunks))
-            part_of = part_of if part_of is not None else -len(chunks)
+            previous_core = core_start
+            continues = True
+        previous_part = group[-1].part_of
     return chunks
 
 
