@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         common.log(f"mode {mode.name}: {', '.join(parts)}")
         if common.ripgrep() is None:
-            common.log("ripgrep (rg) not found: the ripgrep comparisons are skipped (apt-get install -y ripgrep)")
+            common.log("ripgrep (rg) not found: the ripgrep comparisons are skipped (apt-get install -y ripgrep); "
+                       "the workspace QA ripgrep proxy scans lines in Python")
         for part in PARTS:
             if part not in parts:
                 continue
