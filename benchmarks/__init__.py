@@ -1,13 +1,16 @@
 """The benchmark harness of hermes-workspace.
 
 Run it with ``make bench`` (full) or ``make bench-quick``, or ``python -m benchmarks --quick|--full
-[--only quality,speed,latency,scaling]``. Each part writes ``benchmarks/results/<part>.json``;
+[--only quality,workspace_qa,speed,latency,scaling]``. Each part writes ``benchmarks/results/<part>.json``;
 ``benchmarks/results/REPORT.md`` and the PNG plots beside it are rebuilt from those files.
 
 Parts (one module each):
 
 - :mod:`benchmarks.quality`: nDCG@10, recall@10 and MRR@10 on the BEIR sets of
   ``shared/datasets``, ours against bm25s, with ablations that explain the difference.
+- :mod:`benchmarks.workspace_qa`: top-1/3/10 and hit spans on whole-repository sets with
+  line-level gold, ours (keyword; hybrid in full mode) against two baselines
+  (:mod:`benchmarks.qa_baselines`: bm25s over structural units, a ripgrep proxy).
 - :mod:`benchmarks.speed`: cold, unchanged and 1%-changed ``index`` runs on real corpora (the
   machine's standard library, the Django sdist, the datasets), each a separate process, against a
   raw FTS5 floor (:mod:`benchmarks.floor`).

@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--quick|--full] [--only quality,semantic,speed,latency,scaling] [--report-only]``
+"""``python -m benchmarks [--quick|--full] [--only quality,semantic,workspace_qa,speed,latency,scaling] [--report-only]``
 
 Runs the chosen parts in order, each writing ``benchmarks/results/<part>.json``, then rebuilds
 ``benchmarks/results/REPORT.md`` and the plots from whatever result files exist. A part that fails
@@ -14,16 +14,17 @@ import traceback
 
 from benchmarks import common
 
-PARTS = ("quality", "semantic", "speed", "latency", "scaling")
+PARTS = ("quality", "semantic", "workspace_qa", "speed", "latency", "scaling")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_const", dest="mode", const="quick",
-                       help="a few minutes: quality on every set, speed on the stdlib, scaling 1x-2x (default)")
+                       help="a few minutes: quality on every set, workspace QA in keyword mode, speed on the stdlib, scaling 1x-2x "
+                            "(default)")
     group.add_argument("--full", action="store_const", dest="mode", const="full",
-                       help="everything: speed on stdlib, Django and the datasets, scaling 1x-8x")
+                       help="everything: workspace QA also in hybrid mode, speed on stdlib, Django and the datasets, scaling 1x-8x")
     parser.add_argument("--only", default=",".join(PARTS),
                         help=f"comma-separated parts to run (default: all of {','.join(PARTS)})")
     parser.add_argument("--report-only", action="store_true", help="only rebuild REPORT.md and the plots")
@@ -39,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         common.log(f"mode {mode.name}: {', '.join(parts)}")
         if common.ripgrep() is None:
-            common.log("ripgrep (rg) not found: the ripgrep comparisons are skipped (apt-get install -y ripgrep)")
+            common.log("ripgrep (rg) not found: the ripgrep comparisons are skipped (apt-get install -y ripgrep); "
+                       "the workspace QA ripgrep proxy scans lines in Python")
         for part in PARTS:
             if part not in parts:
                 continue

@@ -745,6 +745,8 @@ def diagnosis_section(targets: list[dict[str, Any]], q, s, lat, sc) -> list[str]
                      "and use case inside their providers (or give `search` a slim path: config + "
                      "`SqliteFts5Store(readonly=True)` + `parse_query`, no container), and import `structlog` only when "
                      "a log line is written. The tree of import costs is in section 3.")
+        elif t.get("diagnosis"):
+            L += t["diagnosis"]
         elif key == "rg":
             row, _ = _row_at(sc, TARGET_CLI_SCALE)
             raw = row["search"].get("raw_search_process", {}).get("median_ms") if row else None
@@ -755,6 +757,164 @@ def diagnosis_section(targets: list[dict[str, Any]], q, s, lat, sc) -> list[str]
             L.append("- ripgrep has no start-up cost worth naming and scans text at GB/s from the page cache; our "
                      "process spends most of its time importing Python modules (see the CLI target). The in-process "
                      "search is far faster than ripgrep at every size (section 4), so the fix is the start-up fix above.")
+        L.append("")
+    return L
+
+
+# -- workspace QA ------------------------------------------------------------------------------
+
+
+QA_OURS = "hermes-workspace"
+QA_BASELINES = ("bm25s-units", "ripgrep-proxy")
+QA_STYLE_TARGETS = (
+    ("docs-qa-pydantic", "keyword", "keyword", 0.85),
+    ("docs-qa-pydantic", "paraphrase", "hybrid", 0.65),
+    ("code-nav-flask", "identifier", "keyword", 0.85),
+    ("code-nav-flask", "error", "keyword", 0.85),
+    ("code-nav-flask", "concept-keyword", "keyword", 0.85),
+    ("code-nav-flask", "paraphrase", "hybrid", 0.60),
+)
+"""Issue 9's top-3 targets: (set, query style, our search mode, least share answered in the top 3)."""
+QA_NOT_BELOW_BASELINE = {"code-nav-flask": ("identifier", "error", "concept-keyword")}
+"""Styles whose top-3 share (keyword mode) must never fall below the bm25s-units baseline's."""
+QA_MEDIAN_SPAN = 40
+"""Issue 9: the median line span of our hits (first 10 per query) is at most this, on every set."""
+
+
+def _qa_run(wq: dict[str, Any] | None, set_name: str, system: str, mode: str | None = None) -> dict[str, Any] | None:
+    """The run of ``system`` (ours: in ``mode``) on ``set_name``; for ours, default settings
+    first (a standalone run may have saved other settings only)."""
+    found = [r for r in (wq or {}).get("runs") or []
+             if r["set"] == set_name and r["system"] == system and (mode is None or r.get("mode") == mode)]
+    found.sort(key=lambda r: bool(r.get("settings")))
+    return found[0] if found else None
+
+
+def _qa_skip_reason(wq: dict[str, Any] | None, set_name: str, system: str, mode: str | None) -> str:
+    for entry in (wq or {}).get("skipped") or []:
+        if entry["set"] == set_name and entry["system"] == system and entry.get("mode") == mode:
+            return f"skipped: {entry['reason']}"
+    if wq is None:
+        return "run the workspace_qa part"
+    return "run the workspace_qa part in full mode" if mode == "hybrid" else "not run"
+
+
+def _share(style: dict[str, Any], key: str = "top3") -> float:
+    return style[key] / style["n"] if style["n"] else 0.0
+
+
+def _qa_misses(run: dict[str, Any], style: str) -> list[str]:
+    s = run["styles"][style]
+    out = [f"- Missed in the top 3 ({run['mode']} mode): "
+           + (", ".join(q for q, r in run["ranks"].items() if q in _style_ids(run, style) and (r is None or r > 3))
+              or "none") + "; not in the top 10: " + (", ".join(s["missed"]) or "none") + "."]
+    if s.get("too_long_only"):
+        out.append(f"- Found at the right place but longer than the scorer's limit (max(3 x gold span, 60) lines): "
+                   f"{', '.join(s['too_long_only'])}: a shorter hit would count.")
+    return out
+
+
+def _style_ids(run: dict[str, Any], style: str) -> set[str]:
+    """Query ids of ``style`` (``all``: every query) from the run's ``query_styles``."""
+    if style == "all":
+        return set(run["ranks"])
+    return {q for q, st in (run.get("query_styles") or {}).items() if st == style}
+
+
+def workspace_qa_targets(wq: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Rows for the target table: issue 9's top-3 shares per set, style and mode
+    (:data:`QA_STYLE_TARGETS`), ours never below bm25s-units on the keyword styles of
+    code-nav-flask, and the median hit span (:data:`QA_MEDIAN_SPAN`) in every mode that ran."""
+    out: list[dict[str, Any]] = []
+
+    def add(target, measured, threshold, ok, margin, note="", diagnosis=None):
+        status = "not measured" if ok is None else (MET if ok else MISSED)
+        out.append({"target": target, "measured": measured, "threshold": threshold, "status": status,
+                    "margin": margin, "note": note, "key": "workspace_qa", "ok": ok, "diagnosis": diagnosis or []})
+
+    for set_name, style, mode, least in QA_STYLE_TARGETS:
+        name = f"{set_name} {style} top-3 ≥ {least:.0%} ({mode})"
+        run = _qa_run(wq, set_name, QA_OURS, mode)
+        if run is None or style not in run["styles"]:
+            add(name, "–", f"≥ {least:.0%}", None, _qa_skip_reason(wq, set_name, QA_OURS, mode))
+            continue
+        st = run["styles"][style]
+        share = _share(st)
+        add(name, f"{share:.0%} ({st['top3']}/{st['n']})", f"≥ {least:.0%}", share >= least,
+            f"{(share - least) * 100:+.0f} points", diagnosis=_qa_misses(run, style))
+    for set_name, styles in QA_NOT_BELOW_BASELINE.items():
+        ours, base = _qa_run(wq, set_name, QA_OURS, "keyword"), _qa_run(wq, set_name, "bm25s-units")
+        for style in styles:
+            name = f"{set_name} {style} top-3 ≥ bm25s-units (keyword)"
+            if ours is None or base is None or style not in ours["styles"] or style not in base["styles"]:
+                missing = ("ours", QA_OURS, "keyword") if ours is None else ("bm25s-units", "bm25s-units", None)
+                add(name, "–", "≥ bm25s-units", None, _qa_skip_reason(wq, set_name, missing[1], missing[2]))
+                continue
+            a, b = _share(ours["styles"][style]), _share(base["styles"][style])
+            add(name, f"{a:.0%} vs {b:.0%}", "≥ bm25s-units", a >= b, f"{(a - b) * 100:+.0f} points",
+                diagnosis=_qa_misses(ours, style))
+    for set_name in sorted({t[0] for t in QA_STYLE_TARGETS}):
+        for mode in ("keyword", "hybrid"):
+            run = _qa_run(wq, set_name, QA_OURS, mode)
+            name = f"{set_name} median hit span ≤ {QA_MEDIAN_SPAN} lines ({mode})"
+            if run is None:
+                if mode == "keyword":
+                    add(name, "–", f"≤ {QA_MEDIAN_SPAN}", None, _qa_skip_reason(wq, set_name, QA_OURS, mode))
+                continue
+            span = run["median_hit_span"]
+            add(name, f"{span:g} lines", f"≤ {QA_MEDIAN_SPAN}", span <= QA_MEDIAN_SPAN,
+                f"{span - QA_MEDIAN_SPAN:+g} lines",
+                diagnosis=["- Median over the first 10 hits of each query; the chunker's section sizes set it "
+                           "(`knowledgebase.chunking`), compare with `--set-config` in the standalone run."])
+    return out
+
+
+def workspace_qa_section(wq: dict[str, Any]) -> list[str]:
+    L = ["## Workspace QA: whole repositories, line-level gold", "", _meta_line("workspace_qa", wq), ""]
+    L += [("Each set's `corpus.tar.gz` is unpacked into a fresh home, added as one recursive root and indexed by the "
+           "public API; every query is searched with `limit=10`. Both baselines read the same unpacked corpus in the "
+           "same run. The datasets' `score_workspace_qa.py` scores every system: a query is answered at rank k when "
+           "one of its first k hits is in the gold file, overlaps the gold lines and is at most max(3 x gold span, "
+           "60) lines long. Cells: share of queries answered at top-1 / top-3 / top-10; median span: of all hits "
+           "read (10 per query)."), ""]
+    runs = wq.get("runs") or []
+    for set_name in sorted({r["set"] for r in runs}):
+        mine = [r for r in runs if r["set"] == set_name]
+        order = {QA_OURS: 0, **{b: i + 1 for i, b in enumerate(QA_BASELINES)}}
+        mine.sort(key=lambda r: (order.get(r["system"], 9), r.get("mode") != "keyword", bool(r.get("settings"))))
+        styles = list(mine[0]["styles"])
+        n = {st: mine[0]["styles"][st]["n"] for st in styles}
+        rows = []
+        for r in mine:
+            if r["system"] == QA_OURS:
+                settings = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in (r.get("settings") or {}).items())
+                label = f"**ours ({r['mode']}{', ' + settings if settings else ''})**"
+            else:
+                label = r["system"]
+            cells = []
+            for st in styles:
+                s = r["styles"].get(st)
+                cells.append("–" if not s else " / ".join(f"{_share(s, k):.0%}" for k in ("top1", "top3", "top10")))
+            rows.append([label, *cells, f"{r['median_hit_span']:g}"])
+        for entry in wq.get("skipped") or []:
+            if entry["set"] == set_name:
+                who = f"ours ({entry['mode']})" if entry["system"] == QA_OURS else entry["system"]
+                rows.append([who, *(["skipped"] * len(styles)), "–"])
+        L += [f"### {set_name}", "",
+              _table(["system", *[f"{st} (n={n[st]})" for st in styles], "median span"], rows, "l" + "r" * (len(styles) + 1)),
+              ""]
+        for r in mine:
+            if r["system"] == QA_OURS:
+                L.append(f"- ours ({r['mode']}): {r.get('files')} files, {r.get('chunks')} chunks, indexed in "
+                         f"{r.get('index_seconds')} s, search p50 {r.get('search_ms', {}).get('p50_ms', float('nan')):.1f} ms"
+                         + (f", semantic status {r['semantic_status']}" if r.get("semantic_status") else "")
+                         + f"; not in the top 10: {', '.join(r['styles']['all']['missed']) or 'none'}.")
+            else:
+                extra = f", {r['units']} units" if "units" in r else ""
+                L.append(f"- {r['system']}: {r.get('description')} ({r.get('files')} files{extra}).")
+        for entry in wq.get("skipped") or []:
+            if entry["set"] == set_name:
+                L.append(f"- skipped: {entry['system']} {entry.get('mode') or ''}: {entry['reason']}")
         L.append("")
     return L
 
@@ -854,11 +1014,13 @@ def write() -> Path:
     q, s, lat, sc = (None if (d is None or "failed" in d) else d for d in (q, s, lat, sc))
     sem = load_result("semantic")
     sem = None if (sem is None or "failed" in sem) else sem
+    wq = load_result("workspace_qa")
+    wq = None if (wq is None or "failed" in wq) else wq
     for d, fn, png in ((q, plot_quality, "quality.png"), (s, plot_speed, "speed.png"),
                        (lat, plot_latency, "latency.png"), (sc, plot_scaling, "scaling.png")):
         if d:
             fn(d, RESULTS_DIR / png)
-    targets = evaluate_targets(q, s, lat, sc) + semantic_targets(sem)
+    targets = evaluate_targets(q, s, lat, sc) + semantic_targets(sem) + workspace_qa_targets(wq)
     any_meta = next((d for d in (q, s, lat, sc) if d), None)
     m = (any_meta or {}).get("machine", {})
     L = ["# hermes-workspace benchmarks", ""]
@@ -878,7 +1040,8 @@ def write() -> Path:
           "`.venv/bin/python -m benchmarks --quick --only quality`. Results: `benchmarks/results/*.json` (machine, "
           "date, commit inside); this file and the PNGs are rebuilt from them "
           "(`.venv/bin/python -m benchmarks --report-only`)."), ""]
-    modes = {n: d["mode"] for n, d in (("quality", q), ("speed", s), ("latency", lat), ("scaling", sc)) if d}
+    modes = {n: d["mode"] for n, d in (("quality", q), ("workspace_qa", wq), ("speed", s), ("latency", lat),
+                                        ("scaling", sc)) if d}
     L += ["Modes of the results below: " + ", ".join(f"{k} = {v}" for k, v in modes.items()) + ".", ""]
     L += ["## Targets", ""]
     L.append(_table(["target", "measured", "limit", "status", "by how much", "note"],
@@ -890,6 +1053,8 @@ def write() -> Path:
         L += quality_section(q)
     if sem:
         L += semantic_section(sem)
+    if wq:
+        L += workspace_qa_section(wq)
     if s:
         L += speed_section(s)
     if lat:
