@@ -428,8 +428,17 @@ def _error_text(error: dict[str, object]) -> str:
 
 def _literals(query: Query) -> list[str]:
     """Identifiers typed whole: compounds (``read_file``, ``hermes-agent``) and code names
-    (``EmailMessage``, ``json.loads``), case-folded, for the exact-match rule."""
-    found = [g.literal.casefold() for g in query.groups if isinstance(g, Compound) and g.literal]
+    (``EmailMessage``, ``json.loads``), case-folded, for the exact-match rule. In a question
+    (more than :data:`LOOKUP_GROUPS` groups) a hyphenated compound is an English word
+    (``class-based``, ``built-in``, ``command-line``), not an identifier: only compounds with
+    ``_`` and code names count there. Measured on the code-nav-flask paraphrases: hyphenated
+    words lifted the docs that use them above the code that answers."""
+    lookup = len(query.groups) <= LOOKUP_GROUPS
+    found = [
+        g.literal.casefold()
+        for g in query.groups
+        if isinstance(g, Compound) and g.literal and (lookup or "_" in g.literal)
+    ]
     found += [name.casefold() for name in code_names(query)]
     return list(dict.fromkeys(found))
 
