@@ -197,6 +197,20 @@ class FileRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Duplicate:
+    """Where a near-duplicate of a hit's chunk also is: an absolute ``path`` and the 1-based,
+    inclusive ``line_start``..``line_end`` of that copy (see :mod:`hermes_workspace.domain.diversity`)."""
+
+    path: Path
+    line_start: int
+    line_end: int
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path": str, "line_start": int, "line_end": int}``."""
+        return {"path": str(self.path), "line_start": self.line_start, "line_end": self.line_end}
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     """A ranked search result. Field names are a public JSON contract (seed 000).
 
@@ -217,7 +231,20 @@ class SearchHit:
     whole (``read_file``, ``json.loads``): how many of them the chunk contains exactly; hits are
     then ordered by ``exact_matches`` first. Within that, with a reranker, the hits it scored
     (``rerank_score`` set, their ``score`` is that score) come before the others, which keep the
-    fused order and score.
+    fused order and score. Before all of these comes the per-file cap
+    (``knowledgebase.retriever.max_hits_per_file``, N): the hits that are among the N best of
+    their file come first, then the others, each part in the order just described.
+    ``file_rank`` (the hit's 1-based rank among the hits of its file) is set, and in the JSON, on
+    every hit when the list holds such a moved hit (``file_rank > N``); absent otherwise, when the
+    cap changed nothing that is shown. The full key is thus ``(file_rank <= N, exact_matches,
+    reranked, score)``, each descending. In hybrid mode the best keyword hit of a distinctive query
+    may be lifted to rank 3 (:func:`~hermes_workspace.domain.fusion.keep_best_keyword_hit`); its
+    ``score`` then equals that of the hit below it (``fused_score`` keeps its own).
+
+    ``duplicates``: near-duplicates of this chunk in other files that were folded into this hit
+    (the best-ranked copy), each as a :class:`Duplicate` (path and lines), in rank order; in the
+    JSON a list of ``{"path", "line_start", "line_end"}`` objects, present only when non-empty.
+    The rule is in :mod:`hermes_workspace.domain.diversity`.
     """
 
     path: Path
@@ -235,6 +262,8 @@ class SearchHit:
     fused_score: float | None = None
     rerank_score: float | None = None
     exact_matches: int | None = None
+    duplicates: tuple[Duplicate, ...] = ()
+    file_rank: int | None = None
 
     @property
     def key(self) -> tuple[Path, int]:
@@ -243,13 +272,18 @@ class SearchHit:
 
     def to_json(self) -> dict[str, Any]:
         """The flat JSON object of seed 000: path, line_start, line_end, section, chunk_index,
-        score, tokens, modified, content; plus ``exact_matches`` and the provenance fields when
-        they are set."""
+        score, tokens, modified, content; plus ``exact_matches``, ``file_rank`` and the provenance
+        fields when they are set, and ``duplicates`` when non-empty."""
         data = asdict(self)
         data["path"] = str(self.path)
         data["score"] = round(self.score, 6)
-        if data["exact_matches"] is None:
-            del data["exact_matches"]
+        for name in ("exact_matches", "file_rank"):
+            if data[name] is None:
+                del data[name]
+        if self.duplicates:
+            data["duplicates"] = [d.to_json() for d in self.duplicates]
+        else:
+            del data["duplicates"]
         if all(data[name] is None for name in _PROVENANCE):
             for name in _PROVENANCE:
                 del data[name]
