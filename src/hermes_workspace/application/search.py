@@ -25,6 +25,7 @@ from hermes_workspace.domain.fusion import (
     keep_best_keyword_hit,
     reciprocal_rank_fusion,
 )
+from hermes_workspace.domain.config import DEFAULT_MAX_HITS_PER_FILE
 from hermes_workspace.domain.diversity import cap_per_file, collapse_duplicates
 from hermes_workspace.domain.globs import compile_glob
 from hermes_workspace.domain.model import SearchHit, SearchResults
@@ -38,9 +39,6 @@ MAX_LIMIT = 10_000
 
 EXACT_CANDIDATES = 50
 """Candidates fetched when a query holds a compound, among which exact matches are moved up."""
-
-DEFAULT_MAX_HITS_PER_FILE = 3
-"""Default of ``knowledgebase.retriever.max_hits_per_file`` (see :func:`candidates`)."""
 
 EXTRA_CANDIDATES = 100
 """At most this many candidates beyond ``limit`` are fetched for near-duplicate collapse and the

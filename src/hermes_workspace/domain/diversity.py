@@ -99,7 +99,7 @@ def language_neutral(path: PurePath) -> tuple[str, str | None]:
         if match and match.group(1) in ISO_639_1:
             language = pieces[-2].casefold().replace("_", "-")
             name = ".".join(pieces[:-2] + pieces[-1:])
-    return "/".join([*kept, name]), language
+    return str(PurePath(*kept, name)), language
 
 
 class _Text:
