@@ -7,7 +7,8 @@ How, per set:
    a fresh ``HERMES_HOME``, which is indexed with ``Workspace.index()``.
 2. Every query present in ``queries.jsonl`` that has a judgement is run with
    ``Workspace.search(text, limit=100)``; hits are mapped back to document ids by file name, a
-   document's best-ranked chunk giving its rank.
+   document's best-ranked chunk giving its rank; the near-duplicates a hit lists (``duplicates``)
+   follow it.
 3. The same texts are ranked by bm25s as a user would call it: ``bm25s.tokenize(texts,
    stopwords="en", stemmer=Stemmer.Stemmer("english"))``, ``bm25s.BM25()`` (Lucene variant,
    k1=1.5, b=0.75). Arabic sets (arcd) use ``Stemmer.Stemmer("arabic")`` and no stopword list
@@ -96,7 +97,10 @@ def rank_hermes(home: Path, stems: dict[str, str], queries: dict[str, str]) -> t
     with Workspace.open(home) as ws:
         for qid, text in queries.items():
             hits = ws.search(text, limit=DEPTH)
-            run[qid] = _dedupe([stems.get(Path(h.path).stem) for h in hits])
+            # A hit's near-duplicates (other files holding the same text, listed in `duplicates`)
+            # count right after it: the hit names them; MS MARCO judges such copies separately.
+            paths = [p for h in hits for p in (h.path, *(d.path for d in getattr(h, "duplicates", ())))]
+            run[qid] = _dedupe([stems.get(Path(p).stem) for p in paths])
     return run, (time.perf_counter() - start) / max(1, len(queries))
 
 

@@ -256,6 +256,7 @@ def _retrieval_settings(config: WorkspaceConfig, embedder: Embedder | None) -> R
         sparse_top_k=config.retriever.sparse_top_k,
         dense_top_k=config.retriever.dense_top_k,
         rrf_k=config.retriever.rrf_k,
+        max_hits_per_file=config.retriever.max_hits_per_file,
         rerank_top_n=config.reranker.top_n,
         rerank_deadline_ms=config.reranker.deadline_ms,
     )

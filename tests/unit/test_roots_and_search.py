@@ -76,9 +76,9 @@ def test_remove_root(tmp_path: Path) -> None:
 def _store_with(paths: list[str]) -> InMemoryIndexStore:
     store = InMemoryIndexStore()
     for p in paths:
-        text = "deployment rollback notes"
+        text = f"deployment rollback notes {p}"  # distinct texts: copies would collapse into one hit
         record = FileRecord(Path(p), Path("/"), "h", "s", len(text), 1, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")
-        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 3, "text")])
+        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 4, "text")])
     return store
 
 

