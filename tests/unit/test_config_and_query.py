@@ -14,7 +14,7 @@ from hermes_workspace.domain.query import ENGLISH_STOPWORDS, Compound, parse_que
 
 def test_defaults() -> None:
     config = WorkspaceConfig.from_dict({})
-    assert (config.chunking.chunk_size, config.chunking.overlap, config.chunking.threshold) == (200, 0, 0)
+    assert (config.chunking.chunk_size, config.chunking.overlap, config.chunking.threshold) == (256, 0, 0)
     assert (config.max_file_mb, config.default_limit, config.enabled) == (10.0, 20, True)
     assert config.primary_path(Path("/h")) == Path("/h/workspace")
 

@@ -29,7 +29,7 @@ knowledgebase:
 
 def test_missing_file_means_defaults(tmp_path: Path) -> None:
     config = YamlConfigRepository(tmp_path / "config.yaml").load()
-    assert config.chunking.chunk_size == 200
+    assert config.chunking.chunk_size == 256
     assert config.roots == ()
 
 
