@@ -161,6 +161,21 @@ def test_human_output(capsys: pytest.CaptureFixture[str], workspace: Path) -> No
     assert (code, out.strip()) == (0, "No results.")
 
 
+def test_human_output_names_the_definition_and_the_copies(capsys: pytest.CaptureFixture[str], workspace: Path) -> None:
+    body = "\n".join(f"        total += price_{i} * quantity_{i}" for i in range(12))
+    code_text = f"class Cart:\n    def checkout_total(self):\n        total = 0\n{body}\n        return total\n"
+    for folder in ("shop", "vendor"):
+        (workspace / folder).mkdir()
+        (workspace / folder / "cart.py").write_text(code_text)
+    run(capsys, "--quiet", "index")
+    code, out, _ = run(capsys, "--human", "search", "checkout_total")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("1. ") and ":1-16  Cart.checkout_total" in first
+    copies = [line.strip() for line in out.splitlines() if line.strip().startswith("also: ")]
+    assert len(copies) == 1 and copies[0].endswith("cart.py:1-16")
+
+
 def test_search_before_index_is_a_clean_error(capsys: pytest.CaptureFixture[str], home: Path) -> None:
     code, data, err = run(capsys, "search", "anything")
     assert (code, data["error"]["code"]) == (66, "index_missing")

@@ -399,7 +399,7 @@ def build_chunks(
     section_at = section_at or section_finder(text, kind)
     cores = _core_spans(text, _snap_cuts(text, cuts, lines, max_chars), lines)
     if max_chars is not None:
-        cores = _cap_spans(text, cores, max_chars, lines)
+        cores = cap_spans(text, cores, max_chars, lines)
     chunks: list[Chunk] = []
     previous_core_start = 0
     previous_words = 0
@@ -409,7 +409,7 @@ def build_chunks(
         # section) is not copied whole into its successor, and chunk starts strictly increase.
         shared = min(overlap, previous_words // 2)
         if i > 0 and shared > 0:
-            start = _overlap_start(text, previous_core_start, core_start, shared, lines)
+            start = overlap_start(text, previous_core_start, core_start, shared, lines)
         content = text[start:end]
         line_start, line_end = lines.span(start, end)
         chunks.append(
@@ -562,7 +562,7 @@ def _core_spans(text: str, cuts: list[int], lines: LineIndex) -> list[tuple[int,
     return spans
 
 
-def _cap_spans(text: str, spans: list[tuple[int, int]], max_chars: int, lines: LineIndex) -> list[tuple[int, int]]:
+def cap_spans(text: str, spans: list[tuple[int, int]], max_chars: int, lines: LineIndex) -> list[tuple[int, int]]:
     """``spans`` (trimmed, as from :func:`_core_spans`) with every span longer than ``max_chars``
     characters split into trimmed pieces of at most ``max_chars``: after the last ``\n`` within
     the limit, else after the last whitespace (a ``\r\n`` is kept whole), else at the limit."""
@@ -599,7 +599,7 @@ def _cap_spans(text: str, spans: list[tuple[int, int]], max_chars: int, lines: L
     return capped
 
 
-def _overlap_start(text: str, previous_start: int, start: int, overlap: int, lines: LineIndex) -> int:
+def overlap_start(text: str, previous_start: int, start: int, overlap: int, lines: LineIndex) -> int:
     """Offset ``overlap`` words before ``start`` (not before ``previous_start``), moved back to
     its line start when that stays inside the previous chunk, after its first line, and adds at
     most ``overlap`` words. When it cannot move back (a long line above, or the previous chunk's

@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from hermes_workspace.domain.chunking import (
-    _cap_spans,
-    _overlap_start,
+    cap_spans,
+    overlap_start,
     markdown_headings,
     section_finder,
     underlined_headings,
@@ -352,7 +352,7 @@ def _to_chunks(
             if settings.overlap > 0 and continues and chunks:
                 shared = min(settings.overlap, len(text[previous_core:core_start].split()) // 2)
                 if shared > 0:
-                    chunk_start = _overlap_start(text, previous_core, core_start, shared, lines)
+                    chunk_start = overlap_start(text, previous_core, core_start, shared, lines)
             content = text[chunk_start:core_end]
             line_start, line_end = lines.span(chunk_start, core_end)
             chunks.append(
@@ -392,7 +392,7 @@ def _spans(text: str, start: int, end: int, settings: StructureSettings, lines: 
     if len(text[core[0] : core[1]].split()) > settings.chunk_size and "\n" not in text[core[0] : core[1]].strip():
         spans = _split_long_line(text, core[0], core[1], settings.chunk_size)
     if settings.max_chars is not None:
-        spans = _cap_spans(text, spans, settings.max_chars, lines)
+        spans = cap_spans(text, spans, settings.max_chars, lines)
     return spans
 
 

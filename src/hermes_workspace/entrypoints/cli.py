@@ -483,7 +483,10 @@ def _human_hits(console: Any, hits: Any) -> None:
     from rich.markup import escape
 
     for i, hit in enumerate(hits, start=1):
-        section = f"  {escape(_safe(hit.section))}" if hit.section else ""
+        # The breadcrumb (qualified name, heading path) says where the hit is better than the
+        # section line alone; the section remains for hits without one.
+        label = getattr(hit, "breadcrumb", None) or hit.section
+        section = f"  {escape(_safe(label))}" if label else ""
         found = ""
         if hit.fused_score is not None or hit.semantic_rank is not None:
             ranks = [f"keyword #{hit.keyword_rank}" if hit.keyword_rank else "",
@@ -497,6 +500,8 @@ def _human_hits(console: Any, hits: Any) -> None:
             console.print(f"    {_safe(line[:160])}", markup=False)
         if len(lines) > len(preview):
             console.print(f"    … {len(lines) - len(preview)} more lines", style="dim")
+        for copy in getattr(hit, "duplicates", ()):
+            console.print(_safe(f"    also: {copy.path}:{copy.line_start}-{copy.line_end}"), style="dim", markup=False)
 
 
 def main(argv: list[str] | None = None) -> int:
