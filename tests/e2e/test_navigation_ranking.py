@@ -101,6 +101,25 @@ CACHE_TEST = """def test_eviction_policy(cache):
 """
 
 
+CODEC_PY = '''"""Encoding and decoding of key=value text."""
+
+
+def loads(text):
+    """Decode ``text`` into objects, strictly."""
+    return [line.split("=") for line in text.splitlines() if line]
+
+
+def dumps(items):
+    """Encode ``items`` as text."""
+    return "\\n".join("=".join(item) for item in items)
+'''
+
+CODEC_DOCS = """# Codec
+
+Call `codec.loads` on the text. `codec.loads` is strict: `codec.loads("a=1")` gives `[["a", "1"]]`.
+"""
+
+
 @pytest.fixture
 def repo_ws(home: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     repo = tmp_path / "repo"
@@ -113,6 +132,9 @@ def repo_ws(home: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     (repo / "docs" / "config.md").write_text(DOCS)
     (repo / "tests" / "test_settings.md").write_text("SECRET_PREFIX is tested with SECRET_PREFIX=APP here.\n")
     (repo / "docs" / "cache.md").write_text(CACHE_DOCS)
+    (repo / "src" / "codec").mkdir()
+    (repo / "src" / "codec" / "__init__.py").write_text(CODEC_PY)
+    (repo / "docs" / "codec.md").write_text(CODEC_DOCS)
     (repo / "tests" / "test_cache.py").write_text(CACHE_TEST)
     with Workspace.open(home) as ws:
         ws.add_root(repo, recursive=True)
@@ -137,8 +159,7 @@ def _top(ws: Workspace, query: str, n: int = 3) -> list[tuple[str, int, int, str
 def test_an_identifier_finds_its_definition_first(repo_ws) -> None:  # type: ignore[no-untyped-def]
     ws, _ = repo_ws
     hits = ws.search("from_prefixed_env", limit=3)
-    # The class header is tiny: it packs forward with its first method.
-    expected = (lines(CONFIG_PY, "class Config", "return True")[0], lines(CONFIG_PY, "def from_prefixed_env", "return True")[1])
+    expected = lines(CONFIG_PY, "def from_prefixed_env", "return True")
     assert (hits[0].path.name, hits[0].line_start, hits[0].line_end) == ("config.py", *expected)
     assert (hits[0].breadcrumb, hits[0].definition_matches) == ("Config.from_prefixed_env", 1)
     assert hits[0].to_json()["definition_matches"] == 1
@@ -150,6 +171,15 @@ def test_class_and_method_words_find_the_method(repo_ws) -> None:  # type: ignor
     expected = ("config.py", *lines(CONFIG_PY, "def from_envvar", "return value"), "Config.from_envvar")
     assert _top(ws, "Config from_envvar", 1) == [expected]
     assert _top(ws, "Config.from_envvar", 1) == [expected]
+
+
+def test_a_module_qualified_name_finds_its_definition(repo_ws) -> None:  # type: ignore[no-untyped-def]
+    ws, _ = repo_ws
+    hits = ws.search("codec.loads", limit=3)
+    assert (hits[0].path.name, hits[0].breadcrumb, hits[0].definition_matches) == ("__init__.py", "loads", 1)
+    # A small module is one chunk (its pieces are tiny): it holds the definition.
+    assert (hits[0].line_start, hits[0].line_end) == (1, len(CODEC_PY.splitlines()))
+    assert hits[0].definitions == ("loads", "dumps")
 
 
 def test_a_pasted_error_message_finds_the_code_that_raises_it(repo_ws) -> None:  # type: ignore[no-untyped-def]
@@ -218,3 +248,8 @@ def test_definition_matches_counts_whole_segments_only() -> None:
     assert definition_matches(["cache_strings"], "# JSON > ### `cache_strings`", ()) == 1
     assert definition_matches(["helper"], None, ("Loader", "Loader.load", "helper")) == 1
     assert definition_matches(["helper"], None, ()) == 0
+    # Module-qualified names: the qualifiers may name the file's folders or stem.
+    assert definition_matches(["json.loads"], "loads", ("loads",), Path("json/__init__.py")) == 1
+    assert definition_matches(["requests.get"], "get", ("get",), Path("src/requests/api.py")) == 1
+    assert definition_matches(["json.loads"], "loads", ("loads",), Path("yaml/__init__.py")) == 0
+    assert definition_matches(["json.loads"], "dumps", ("dumps",), Path("json/__init__.py")) == 0

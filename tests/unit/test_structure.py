@@ -52,20 +52,20 @@ def test_python_classes_split_into_header_and_methods() -> None:
     chunks = TreeSitterChunker(200, 0, min_words=10).chunk(text, Path("/w/loader.py"))
     assert_chunk_invariants(text, chunks)
     assert shape(chunks) == [
-        (1, 3, None, ()),  # imports and constants: the module's statements
-        (6, 9, "Loader", ("Loader",)),  # class header, docstring and fields
+        # Imports and constants (tiny) go with the class header, docstring and fields below.
+        (1, 9, "Loader", ("Loader",)),
         (11, 13, "Loader.load", ("Loader.load",)),
         (15, 18, "Loader.save", ("Loader.save",)),
         (21, 23, "helper", ("helper",)),
     ]
-    assert chunks[2].section == "def load(self, path):"
+    assert chunks[1].section == "def load(self, path):"
 
 
 def test_tiny_siblings_are_packed_under_their_parent_only() -> None:
     text = "class A:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n\ndef c():\n    return 3\n"
     chunks = TreeSitterChunker(200, 0, min_words=40).chunk(text, Path("/w/a.py"))
     # A's header and both tiny methods pack together; c is not under A: a chunk of its own.
-    # Named after its largest piece (the first of equals).
+    # Named after the first member, past the class line that introduces it.
     assert shape(chunks) == [(1, 6, "A.a", ("A", "A.a", "A.b")), (9, 10, "c", ("c",))]
 
 
@@ -129,7 +129,7 @@ def test_markdown_sections_run_from_heading_to_next_heading() -> None:
     assert shape(chunks) == [
         (1, 3, "# Guide", ("# Guide",)),
         (5, 7, "# Guide > ## Install", ("# Guide > ## Install",)),
-        # "## Usage" alone is tiny: packed with its first sub-section, named by the larger piece.
+        # "## Usage" alone is tiny: packed with its first sub-section, named after it.
         (9, 17, "# Guide > ## Usage > ### Basics", ("# Guide > ## Usage", "# Guide > ## Usage > ### Basics")),
         (19, 21, "# Guide > ## Usage > ### Advanced", ("# Guide > ## Usage > ### Advanced",)),
     ]
@@ -194,3 +194,44 @@ def test_markdown_outline_nests_by_level() -> None:
     b, d = units[0].nested()
     assert [(b.name, b.start, b.end), (d.name, d.start, d.end)] == [("## B", 2, 4), ("## D", 5, 5)]
     assert [(c.name, c.start, c.end) for c in b.nested()] == [("### C", 4, 4)]
+
+
+def test_definition_names_in_c_go_and_rust() -> None:
+    chunker = TreeSitterChunker(256, 0, min_words=0)
+    c_text = "static int add_numbers(int a, int b) {\n    return a + b;\n}\n\nPyObject *Xxo_demo(PyObject *self) {\n    return NULL;\n}\n"
+    go_text = "package main\n\nfunc (c *Client) Run(x int) error {\n\treturn nil\n}\n\nfunc (s Stack[T]) Push(v T) {}\n"
+    rust_text = (
+        "impl<T> SchemaFilter<T> {\n    pub fn from_schema(x: T) -> Self { todo!() }\n}\n\n"
+        "pub trait Plugin {\n    fn activate_plugin(&self);\n}\n\nmod inner {\n    pub fn helper() -> u32 { 1 }\n}\n"
+    )
+    names = {
+        suffix: [d for c in chunker.chunk(text, Path(f"/w/x{suffix}")) for d in c.definitions]
+        for suffix, text in ((".c", c_text), (".go", go_text), (".rs", rust_text))
+    }
+    assert names == {
+        ".c": ["add_numbers", "Xxo_demo"],
+        ".go": ["Client.Run", "Stack.Push"],
+        ".rs": ["SchemaFilter", "SchemaFilter.from_schema", "Plugin", "Plugin.activate_plugin", "inner", "inner.helper"],
+    }
+
+
+def test_tiny_labels_and_lone_headings_join_what_follows() -> None:
+    text = "(parameter-types)=\n\n# Parameter Types\n\n## Built-in\n\n### Strings\n\n" + _words(60, "s") + "\n"
+    chunks = TreeSitterChunker(256, 0, min_words=40).chunk(text, Path("/w/types.md"))
+    assert [(c.line_start, c.line_end) for c in chunks] == [(1, 9)]
+    assert chunks[0].breadcrumb == "# Parameter Types > ## Built-in > ### Strings"
+
+
+def test_a_closing_brace_stays_with_the_split_method_above_it() -> None:
+    body = "\n".join(f"        let v{i} = compute({i}, 1, 2, 3);" for i in range(80))
+    text = f"impl Filter {{\n    fn run(&self) {{\n{body}\n    }}\n}}\n"
+    chunks = TreeSitterChunker(256, 0, min_words=40).chunk(text, Path("/w/filter.rs"))
+    assert chunks[-1].line_end == text.count("\n")
+    assert all(c.content.strip() not in ("}", "    }") for c in chunks)
+
+
+def test_split_parts_are_of_about_equal_size() -> None:
+    # Paragraphs of 150, 190 and 20 words: greedy packing at 256 would leave a 20-word scrap.
+    text = "# T\n\n" + "\n\n".join(_words(n, f"p{i}_") for i, n in enumerate((150, 190, 20))) + "\n"
+    chunks = TreeSitterChunker(256, 0, min_words=0).chunk(text, Path("/w/t.md"))
+    assert [c.tokens for c in chunks] == [152, 210]

@@ -21,6 +21,7 @@ thread-safe (parsers are reused); use one per thread or process.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,12 +70,14 @@ _DEFINITION_TYPES = frozenset(
         # Ruby, PHP, Lua, shell, Elixir...
         "method", "class", "singleton_method", "function_definition_statement",
         "trait_declaration",
+        # Declarations without a body: Rust trait methods, TypeScript interface members
+        "function_signature_item", "method_signature", "abstract_method_signature",
     }
 )  # fmt: skip
 """Syntax node types that start a definition, across the grammars of CODE_LANGUAGES."""
 
 _CONTAINER_WORDS = ("class", "struct", "impl", "interface", "trait", "module", "namespace", "object",
-                    "protocol", "extension", "record", "enum", "union")
+                    "protocol", "extension", "record", "enum", "union", "mod_item")
 """A definition whose node type holds one of these is a container: always split into members."""
 
 _SPECIFIERS_NEED_BODY = frozenset({"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"})
@@ -87,6 +90,8 @@ _NAME_TYPES = ("identifier", "type_identifier", "field_identifier", "property_id
 _ATTACHED = ("comment", "attribute_item", "attribute", "decorator", "annotation", "line_comment",
              "block_comment", "doc_comment")
 _MAX_NAME_CHARS = 120
+_GENERIC_ARGUMENTS = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+_RECEIVER_TYPE = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*\)\s*$")
 
 
 class TreeSitterChunker:
@@ -214,10 +219,12 @@ class _Grammar:
 
 
 def _is_definition(node: Any) -> bool:
+    parent = node.parent
+    if parent is None:
+        return False  # the root: Python's syntax tree root is a `module`, a Ruby definition type
     if node.type in _SPECIFIERS_NEED_BODY and node.child_by_field_name("body") is None:
         return False
-    parent = node.parent
-    return parent is None or parent.type != "decorated_definition"  # the decorated node covers it
+    return parent.type != "decorated_definition"  # the decorated node covers it
 
 
 def _nest_nodes(nodes: list[Any], data: bytes) -> list[Unit]:
@@ -273,25 +280,40 @@ def _label(definition: Any, data: bytes) -> str:
 
 
 def _name(node: Any, data: bytes) -> str | None:
-    """The identifier a definition node declares (``save_session``, ``Config``, ``impl Type``)."""
+    """The identifier a definition node declares: ``save_session``, ``Config``, a C function's
+    name (through its declarators, not its return type), a Rust ``impl``'s type without generic
+    arguments (``impl<T> Filter<T>`` -> ``Filter``), a Go method qualified by its receiver's type
+    (``func (c *Client) Run`` -> ``Client.Run``)."""
     target = node.child_by_field_name("name")
-    if target is None:
-        target = node.child_by_field_name("type")  # Rust impl blocks
     if target is None:
         declarator = node.child_by_field_name("declarator")  # C/C++ functions
         while declarator is not None and declarator.child_by_field_name("declarator") is not None:
             declarator = declarator.child_by_field_name("declarator")
         target = declarator
     if target is None:
+        target = node.child_by_field_name("type")  # Rust impl blocks
+    if target is None:
         for child in node.named_children:
-            if child.type in _NAME_TYPES or child.type == "type_spec":
-                target = child.child_by_field_name("name") or child if child.type == "type_spec" else child
+            if child.type == "type_spec":
+                target = child.child_by_field_name("name") or child
+                break
+            if child.type in _NAME_TYPES:
+                target = child
                 break
     if target is None:
         return None
-    name = data[target.start_byte : target.end_byte].decode("utf-8", "replace")
+    name = _GENERIC_ARGUMENTS.sub("", _text(target, data))
+    receiver = node.child_by_field_name("receiver") if node.type == "method_declaration" else None
+    if receiver is not None:  # Go: the receiver's type names the method's owner
+        owner = _RECEIVER_TYPE.search(_text(receiver, data))
+        if owner:
+            name = f"{owner.group(1)}.{name}"
     name = " ".join(name.split())
     return name[:_MAX_NAME_CHARS] or None
+
+
+def _text(node: Any, data: bytes) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def _import_language_pack() -> Any:

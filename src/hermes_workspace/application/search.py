@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 
 from hermes_workspace.domain.errors import (
     ConsentRequiredError,
@@ -505,7 +506,9 @@ def _exact_first(hits: list[SearchHit], literals: list[str], *, definitions: boo
         replace(
             hit,
             exact_matches=exact_matches(hit),
-            definition_matches=definition_matches(literals, hit.breadcrumb, hit.definitions) if definitions else None,
+            definition_matches=(
+                definition_matches(literals, hit.breadcrumb, hit.definitions, _relative(hit)) if definitions else None
+            ),
         )
         for hit in hits
     ]
@@ -516,14 +519,17 @@ def _exact_key(hit: SearchHit) -> tuple[int, int]:
     return (-(hit.definition_matches or 0), -(hit.exact_matches or 0))
 
 
-def _role(hit: SearchHit) -> str:
-    """The role of the hit's file (:func:`~hermes_workspace.domain.ranking.file_role`), from its
-    path below its root (the whole path when the root is unknown or not above it)."""
+def _relative(hit: SearchHit) -> PurePath:
+    """The hit's path below its root (the whole path when the root is unknown or not above it)."""
     try:
-        relative = hit.path.relative_to(hit.root) if hit.root is not None else hit.path
+        return hit.path.relative_to(hit.root) if hit.root is not None else hit.path
     except ValueError:
-        relative = hit.path
-    return file_role(relative)
+        return hit.path
+
+
+def _role(hit: SearchHit) -> str:
+    """The role of the hit's file (:func:`~hermes_workspace.domain.ranking.file_role`)."""
+    return file_role(_relative(hit))
 
 
 def _absolute_prefix(path: str | None) -> str | None:

@@ -76,24 +76,42 @@ def role_weight(role: FileRole, query_words: Iterable[str]) -> float:
 _SEGMENT_SPLIT = re.compile(r"[.:#/\\>\s]+|::")
 
 
-def definition_matches(literals: Iterable[str], breadcrumb: str | None, definitions: Iterable[str]) -> int:
+def definition_matches(
+    literals: Iterable[str],
+    breadcrumb: str | None,
+    definitions: Iterable[str],
+    relative: PurePath | None = None,
+) -> int:
     """How many of ``literals`` (case-folded identifiers from the query, as ``_literals`` in the
     search use case gives them: ``from_prefixed_env``, ``flaskgroup``,
-    ``securecookiesessioninterface.save_session``) a chunk defines: a literal counts when it
-    equals one segment of the breadcrumb or of a definition's qualified name
-    (``Config.from_prefixed_env`` defines ``from_prefixed_env`` and ``config``), or, dotted, the
-    tail of one (``SecureCookieSessionInterface.save_session``). A name that merely contains the
-    literal (``test_from_prefixed_env``) does not count."""
+    ``securecookiesessioninterface.save_session``, ``json.loads``) a chunk defines.
+
+    A plain literal counts when it equals one segment of the breadcrumb or of a definition's
+    qualified name (``Config.from_prefixed_env`` defines ``from_prefixed_env`` and ``config``);
+    a name that merely contains it (``test_from_prefixed_env``) does not. A dotted literal counts
+    when it is a qualified name of the chunk or the tail of one
+    (``SecureCookieSessionInterface.save_session``), or when its last part is defined here and
+    each qualifier names a segment or a folder or the stem of the file's path below its root
+    (``relative``): ``json.loads`` is defined in ``json/__init__.py``, ``requests.get`` in
+    ``requests/api.py``, as people write module-qualified names."""
     names = [n for n in (breadcrumb, *definitions) if n]
     if not names:
         return 0
     folded = [n.casefold() for n in names]
     segments = {s.strip("`'\"()[]{}*,;!?") for n in folded for s in _SEGMENT_SPLIT.split(n)}
     segments.discard("")
+    places: set[str] = set()
+    if relative is not None:
+        parts = [p.casefold() for p in relative.parts]
+        places = {*parts[:-1], parts[-1].split(".", 1)[0]} if parts else set()
     count = 0
     for literal in literals:
         if "." in literal or "::" in literal:
             if any(n == literal or n.endswith("." + literal) or n.endswith("::" + literal) for n in folded):
+                count += 1
+                continue
+            *qualifiers, tail = [p for p in _SEGMENT_SPLIT.split(literal) if p]
+            if tail in segments and qualifiers and all(q in segments or q in places for q in qualifiers):
                 count += 1
         elif literal in segments:
             count += 1

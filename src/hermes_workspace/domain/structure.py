@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from hermes_workspace.domain.chunking import (
+    _CODE_PREAMBLE,
     cap_spans,
     overlap_start,
     markdown_headings,
@@ -262,22 +263,37 @@ class _Planner:
                     pieces.extend((r, r) for r in range(c, d))
                 else:
                     pieces.append((c, d - 1))
-        # Greedy packing of paragraphs (or lines) into parts of about equal size: as many parts
-        # as the cap requires, each closed once it reaches its share, so that the last part is
-        # not a scrap of a few words.
-        total = self.words.between(start, end)
-        share = -(-total // -(-total // cap))  # ceil(total / ceil(total / cap))
+        return _balanced_parts([(a, b, self.words.between(a, b)) for a, b in pieces], cap)
+
+
+def _balanced_parts(pieces: list[tuple[int, int, int]], cap: int) -> list[tuple[int, int]]:
+    """Consecutive ``(start, end, words)`` pieces packed into as few parts as the cap allows, with
+    the largest part as small as possible (so that no part is a scrap of a few words): the
+    smallest limit between the even share and ``cap`` that still needs no more parts than
+    ``cap`` itself, found by bisection over greedy packings. A piece larger than ``cap`` is a
+    part of its own."""
+
+    def pack(limit: int) -> list[tuple[int, int]]:
         parts: list[tuple[int, int]] = []
-        cur_start, cur_end, cur_words = pieces[0][0], pieces[0][1], self.words.between(*pieces[0])
-        for a, b in pieces[1:]:
-            w = self.words.between(a, b)
-            if cur_words > 0 and (cur_words + w > cap or cur_words >= share):
-                parts.append((cur_start, cur_end))
-                cur_start, cur_end, cur_words = a, b, w
+        start, end, words = pieces[0]
+        for a, b, w in pieces[1:]:
+            if words > 0 and words + w > limit:
+                parts.append((start, end))
+                start, end, words = a, b, w
             else:
-                cur_end, cur_words = b, cur_words + w
-        parts.append((cur_start, cur_end))
+                end, words = b, words + w
+        parts.append((start, end))
         return parts
+
+    fewest = len(pack(cap))
+    low, high = max(1, sum(w for *_, w in pieces) // fewest), cap
+    while low < high:
+        middle = (low + high) // 2
+        if len(pack(middle)) <= fewest:
+            high = middle
+        else:
+            low = middle + 1
+    return pack(high)
 
 
 def _fence_rows(rows: Sequence[str]) -> frozenset[int]:
@@ -298,24 +314,30 @@ def _fence_rows(rows: Sequence[str]) -> frozenset[int]:
 
 def _pack(pieces: list[_Piece], cap: int, min_words: int) -> list[list[_Piece]]:
     """Groups of consecutive pieces: a piece joins the previous group when one of the two has
-    fewer than ``min_words`` words, the sum stays within ``cap`` and the piece sits under the
-    group's first scope (same parent or nested in it). Parts of one split piece are never joined,
+    fewer than ``min_words`` words, the sum stays within ``cap`` and the two are in one line of
+    parents (the piece sits under the group's first scope, or is the tail of a parent the group
+    is nested in, such as the ``}`` closing a class). Parts of one split piece are never joined,
     and the header of a unit whose children follow (a class line, a heading over sub-sections)
-    never joins the group before it: it packs forward, with its own members."""
+    packs forward, with its own members: it joins the group before it only when that group is
+    tiny and would otherwise stand alone (a label line above a heading, imports above a class)."""
     groups: list[list[_Piece]] = []
     group_words = 0
     for piece in pieces:
         if groups:
             group = groups[-1]
-            head = group[0]
-            same_split = piece.part_of is not None and piece.part_of == group[-1].part_of
+            head, last = group[0], group[-1]
+            same_split = piece.part_of is not None and piece.part_of == last.part_of
+            related = (
+                piece.scope[: len(head.scope)] == head.scope
+                or (piece.words < min_words and not piece.names and piece.path and last.path[: len(piece.path)] == piece.path)
+            )
             if (
                 not same_split
-                and not piece.opens
+                and (not piece.opens or group_words < min_words)
                 and (group_words < min_words or piece.words < min_words)
                 and group_words + piece.words <= cap
-                and piece.scope[: len(head.scope)] == head.scope
-                and group[-1].end < piece.start
+                and related
+                and last.end < piece.start
             ):
                 group.append(piece)
                 group_words += piece.words
@@ -341,7 +363,11 @@ def _to_chunks(
     for group in groups:
         start = row_offsets[group[0].start]
         end = min(len(text), row_offsets[group[-1].end + 1])
-        main = max(group, key=lambda p: p.words)
+        # Named after the first unit that starts in it, past a header that only introduces its
+        # members (a class line, a heading over sub-sections), else after the unit it lies in.
+        main = next((p for p in group if p.names and not p.opens), None) or next(
+            (p for p in group if p.names), group[0]
+        )
         breadcrumb = settings.separator.join(main.path) if main.path else None
         names = list(dict.fromkeys(settings.separator.join(n) for p in group for n in p.names if n))
         # Overlap joins consecutive parts of one split piece (and the pieces of a group cut by
@@ -365,7 +391,7 @@ def _to_chunks(
                     line_end=line_end,
                     tokens=len(content.split()),
                     kind=kind,
-                    section=section_at(core_start) if section_at is not None else group[0].label,
+                    section=section_at(core_start) if section_at is not None else _label(group, rows),
                     breadcrumb=breadcrumb,
                     definitions=tuple(names),
                 )
@@ -375,6 +401,17 @@ def _to_chunks(
             continues = True
         previous_part = group[-1].part_of
     return chunks
+
+
+def _label(group: list[_Piece], rows: Sequence[str]) -> str | None:
+    """The section of a code chunk: the label of its first piece, or of the next one when the
+    first holds only comments, decorators and blank lines (they belong to what follows)."""
+    for piece in group:
+        if piece.label is not None or any(
+            row.strip() and not _CODE_PREAMBLE.match(row) for row in rows[piece.start : piece.end + 1]
+        ):
+            return piece.label
+    return group[0].label
 
 
 def _spans(text: str, start: int, end: int, settings: StructureSettings, lines: LineIndex) -> list[tuple[int, int]]:
