@@ -49,7 +49,9 @@ if __name__ == "__main__":  # the fork server imports this module too
 
     def pausing_advance(self, position, total, path):
         if position == pause_at:
-            marker.write_text(str(path))
+            # Written whole, then renamed: the test reads it as soon as it exists.
+            marker.with_suffix(".tmp").write_text(str(path))
+            marker.with_suffix(".tmp").replace(marker)
             time.sleep(3600)  # until the test's signal
         advance(self, position, total, path)
 
@@ -169,9 +171,13 @@ class PausedIndex:
             self.process.kill()
             stdout, stderr = self.process.communicate(timeout=DEADLINE)
             pytest.fail(f"the run did not reach file {PAUSE_AT}: exit {self.process.returncode}\n{stdout}\n{stderr}")
-        assert self.marker.read_text() == str(self.corpus[PAUSE_AT - 1])
         self.started = descendants(self.process.pid)
         self._identities = {pid: started_at(pid) for pid in self.started}
+        try:
+            assert self.marker.read_text() == str(self.corpus[PAUSE_AT - 1])
+        except BaseException:
+            self.__exit__(None, None, None)  # a failed start must not leave the paused run behind
+            raise
         return self
 
     def workers(self) -> list[int]:

@@ -192,8 +192,13 @@ def search_command(
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
         import structlog
 
+        # A search that did not run as asked (keyword instead of hybrid, vectors missing) is a
+        # warning on stderr; other notes (how a CJK query matched, hits moved by the per-file
+        # cap) explain a normal result: logged at info, and always in --envelope.
+        degraded = hits.mode != hits.requested_mode or hits.semantic_status in ("partial", "indexing", "unavailable")
+        log = structlog.get_logger("hermes_workspace.search")
         for note in hits.notes:
-            structlog.get_logger("hermes_workspace.search").warning(note, semantic_status=hits.semantic_status)
+            (log.warning if degraded else log.info)(note, semantic_status=hits.semantic_status)
     data: Any = hits.envelope() if envelope else [h.to_json() for h in hits]
     return _Output(data, lambda con: _human_hits(con, hits))
 
