@@ -187,7 +187,7 @@ def diagnose(name: str, keep: bool = False) -> dict[str, Any]:
 
     - the CLI under ``cProfile`` (time per component, see :func:`profile_breakdown`; the profiler
       inflates Python-heavy parts, so read the shares, not the seconds);
-    - ``knowledgebase.chunking.threshold`` set to 10**9 in config.yaml: every file is one chunk,
+    - ``knowledgebase.chunking.threshold`` set to 10**7 in config.yaml: every file is one chunk,
       no chunker runs (what chunking costs);
     - the raw floor with one transaction per file, as the store commits (what per-file commits cost).
     """
@@ -201,13 +201,13 @@ def diagnose(name: str, keep: bool = False) -> dict[str, Any]:
         out["floor_one_transaction"] = run_floor(files, home, idx)
     with temp_home(f"diag-{name}-nochunk", keep=keep) as home:
         prepare_corpus(name, home)
-        _set_threshold(home, 10**9)
+        _set_threshold(home, 10**7)
         run, summary = cli_index(home)
         out["no_chunking"] = {"seconds": run.seconds, "peak_rss_mb": run.peak_rss_mb,
                               "chunks": summary["chunks_created"], "files": summary["files_indexed"]}
     with temp_home(f"diag-{name}-nochunk-profile", keep=keep) as home:
         prepare_corpus(name, home)
-        _set_threshold(home, 10**9)
+        _set_threshold(home, 10**7)
         out["no_chunking_profile"] = _profiled_index(home)
     return out
 

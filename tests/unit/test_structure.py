@@ -235,3 +235,14 @@ def test_split_parts_are_of_about_equal_size() -> None:
     text = "# T\n\n" + "\n\n".join(_words(n, f"p{i}_") for i, n in enumerate((150, 190, 20))) + "\n"
     chunks = TreeSitterChunker(256, 0, min_words=0).chunk(text, Path("/w/t.md"))
     assert [c.tokens for c in chunks] == [152, 210]
+
+
+def test_chinese_text_is_measured_by_characters_and_cut_at_sentence_ends() -> None:
+    sentence = "我们的数据库连接在周一晚上失败了原因是端口配置错误。"  # 26 characters
+    text = sentence * 40 + "\n"  # one line of 1,040 characters, no spaces
+    chunks = TreeSitterChunker(256, 0, min_words=0).chunk(text, Path("/w/zh.md"))
+    assert_chunk_invariants(text, chunks)
+    assert len(chunks) == 5
+    # Sized by characters (the chunk's `tokens` stays its str.split() count, the Chunk contract).
+    assert all(len(c.content) <= 256 and c.content.endswith("。") for c in chunks)
+    assert "".join(c.content for c in chunks) == text.strip()

@@ -29,7 +29,9 @@ breadcrumb, never from its neighbour's lines: overlap (``overlap`` words) is add
 consecutive parts of one split piece, so a chunk never starts inside a previous definition or
 section.
 
-Units: words are runs of non-whitespace (``str.split()``); rows are 0-based line numbers
+Units: sizes are words as :func:`chunk_words` counts them (runs of non-whitespace, plus one per
+Chinese, Japanese or Korean character; a chunk's ``tokens`` stays its ``str.split()`` count); rows
+are 0-based line numbers
 (``\\n`` only, as :class:`~hermes_workspace.domain.lines.LineIndex`); chunk lines are 1-based.
 Word counts come from per-line prefix sums, so any range costs O(1) after one O(n) pass.
 """
@@ -51,6 +53,7 @@ from hermes_workspace.domain.chunking import (
 )
 from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import Chunk, ChunkKind
+from hermes_workspace.domain.text_normalization import CJK_CHARACTER, cjk_characters
 
 DEFAULT_MIN_WORDS = 40
 """Pieces with fewer words than this are packed with their siblings (rule 3). Chosen on the
@@ -58,7 +61,8 @@ development sets of ``benchmarks/workspace_qa.py``; BM25's length normalization 
 chunks (a heading alone scores high for its own words), which is what packing prevents."""
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SENTENCE_END = re.compile(r"[.!?。！？](?=\s)")
+_SENTENCE_ENDS = frozenset(".!?。！？")
+_WORD_OR_CJK = re.compile(f"{CJK_CHARACTER.pattern}|(?:(?!{CJK_CHARACTER.pattern})\\S)+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +101,21 @@ class _Piece:
     label: str | None = None  # the section of the innermost labelled unit holding the piece
 
 
+def chunk_words(text: str) -> int:
+    """The size of ``text`` in words as chunking counts them: runs of non-whitespace, plus one
+    per Chinese, Japanese or Korean character (scripts written without spaces, where a run is a
+    whole sentence; a character is about two thirds of a word, and one bigram in the index)."""
+    return len(text.split()) + cjk_characters(text)
+
+
 class _Words:
-    """Prefix sums of words per row: words in rows ``a..b`` in O(1)."""
+    """Prefix sums of words per row (:func:`chunk_words`): words in rows ``a..b`` in O(1)."""
 
     __slots__ = ("_sums", "rows")
 
     def __init__(self, rows: Sequence[str]) -> None:
         self.rows = rows
-        self._sums = [0, *accumulate(len(r.split()) for r in rows)]
+        self._sums = [0, *accumulate(map(chunk_words, rows))]
 
     def between(self, start: int, end: int) -> int:
         return self._sums[end + 1] - self._sums[start] if end >= start else 0
@@ -426,7 +437,7 @@ def _spans(text: str, start: int, end: int, settings: StructureSettings, lines: 
     first_visible = start + (len(segment) - len(segment.lstrip()))
     core = (max(start, lines.start_of_line_containing(first_visible)), stripped_end)
     spans = [core]
-    if len(text[core[0] : core[1]].split()) > settings.chunk_size and "\n" not in text[core[0] : core[1]].strip():
+    if chunk_words(text[core[0] : core[1]]) > settings.chunk_size and "\n" not in text[core[0] : core[1]].strip():
         spans = _split_long_line(text, core[0], core[1], settings.chunk_size)
     if settings.max_chars is not None:
         spans = cap_spans(text, spans, settings.max_chars, lines)
@@ -434,19 +445,20 @@ def _spans(text: str, start: int, end: int, settings: StructureSettings, lines: 
 
 
 def _split_long_line(text: str, start: int, end: int, cap: int) -> list[tuple[int, int]]:
-    """A one-line span of more than ``cap`` words cut into spans of at most ``cap`` words: after
-    the last sentence end in the second half of each window, else after its last word."""
+    """A one-line span of more than ``cap`` words (:func:`chunk_words`) cut into spans of at most
+    ``cap`` words: after the last sentence end in the second half of each window, else after its
+    last word. A Chinese, Japanese or Korean character is a word of its own here."""
     spans: list[tuple[int, int]] = []
-    words = [m.span() for m in re.finditer(r"\S+", text[start:end])]
+    words = [m.span() for m in _WORD_OR_CJK.finditer(text, start, end)]
     i = 0
     while i < len(words):
         j = min(len(words), i + cap)
         if j < len(words):
             for k in range(j - 1, i + cap // 2 - 1, -1):
-                if _SENTENCE_END.search(text, start + words[k][0], start + words[k][1] + 1):
+                if text[words[k][1] - 1] in _SENTENCE_ENDS:
                     j = k + 1
                     break
-        spans.append((start + words[i][0], start + words[j - 1][1]))
+        spans.append((words[i][0], words[j - 1][1]))
         i = j
     return spans
 

@@ -175,7 +175,14 @@ Unicode assigns to the Common script but is only written inside Katakana words. 
 these blocks (``、 。 「 」 ・``) is left out: it separates words."""
 
 _CJK = re.compile("[" + "".join(f"\\U{lo:08X}-\\U{hi:08X}" for lo, hi in CJK_RANGES) + "]")
+CJK_CHARACTER = _CJK
+"""One character of :data:`CJK_RANGES` (a compiled pattern)."""
 _CJK_RUN = re.compile(_CJK.pattern + "+")
+
+
+def cjk_characters(text: str) -> int:
+    """How many characters of :data:`CJK_RANGES` ``text`` holds (0 for ASCII text, at no cost)."""
+    return 0 if text.isascii() else len(_CJK.findall(text))
 
 
 def has_cjk(text: str) -> bool:
