@@ -24,7 +24,6 @@ Instances are not thread-safe (tree-sitter parsers are reused); use one per thre
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 import re
 import warnings
@@ -41,6 +40,7 @@ from hermes_workspace.domain.chunking import (
     markdown_sections,
     merge_pieces,
 )
+from hermes_workspace.adapters.tree_sitter_chunker import import_language_pack, installed_version
 from hermes_workspace.domain.constants import CODE_LANGUAGES, MARKDOWN_SUFFIXES, MAX_CHARS_PER_WORD
 from hermes_workspace.domain.errors import ChunkingError, MissingExtraError
 from hermes_workspace.domain.lines import LineIndex
@@ -97,10 +97,10 @@ class ChonkieChunker:
         self.overlap = overlap
         self.mode: Mode = mode
         self._chonkie = _import_chonkie()
-        self._chonkie_version = _version("chonkie")
+        self._chonkie_version = installed_version("chonkie")
         if mode == "auto":
-            _import_language_pack()
-        self._tslp_version = _version("tree-sitter-language-pack")
+            import_language_pack()
+        self._tslp_version = installed_version("tree-sitter-language-pack")
         self._recursive: RecursiveChunker | None = None
         self._code: dict[str, CodeChunker | None] = {}  # language -> chunker, None: grammar missing
 
@@ -259,16 +259,6 @@ def _import_chonkie() -> Any:
     return chonkie
 
 
-def _import_language_pack() -> None:
-    try:
-        import tree_sitter_language_pack  # noqa: F401
-    except ImportError as exc:
-        raise MissingExtraError(
-            f"code chunking needs the optional dependency tree-sitter-language-pack, which is not installed ({exc})",
-            hint=INSTALL_HINT,
-        ) from exc
-
-
 def _silence_chonkie_logging() -> None:
     """Chonkie installs its own stderr handler on the ``chonkie`` logger (WARNING and up, INFO
     per call with ``CHONKIE_LOG=info``): drop it, so that nothing reaches stdout/stderr."""
@@ -278,10 +268,3 @@ def _silence_chonkie_logging() -> None:
     chonkie_logger.addHandler(logging.NullHandler())
     chonkie_logger.propagate = False
     chonkie_logger.setLevel(logging.CRITICAL + 1)
-
-
-def _version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "none"

@@ -125,8 +125,8 @@ class TreeSitterChunker:
         self.overlap = overlap
         self.min_words = min_words
         self.mode: Mode = mode
-        self._pack: Any = _import_language_pack() if mode == "auto" else None
-        self._tslp_version = _version("tree-sitter-language-pack")
+        self._pack: Any = import_language_pack() if mode == "auto" else None
+        self._tslp_version = installed_version("tree-sitter-language-pack")
         self._grammars: dict[str, _Grammar | None] = {}  # language -> grammar, None: missing
 
     @property
@@ -316,7 +316,11 @@ def _text(node: Any, data: bytes) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _import_language_pack() -> Any:
+def import_language_pack() -> Any:
+    """The ``tree_sitter_language_pack`` module.
+
+    Raises:
+        MissingExtraError: it is not installed (the ``workspace`` extra)."""
     try:
         import tree_sitter_language_pack
     except ImportError as exc:
@@ -327,7 +331,8 @@ def _import_language_pack() -> Any:
     return tree_sitter_language_pack
 
 
-def _version(distribution: str) -> str:
+def installed_version(distribution: str) -> str:
+    """The installed version of ``distribution``, or ``"none"`` (part of chunker signatures)."""
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
