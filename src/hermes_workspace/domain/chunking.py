@@ -75,7 +75,8 @@ _CODE_DEFINITION = re.compile(
     r"(?:[ \t]+[\w$*(\[<&'\"`@]|[<*])",
     re.MULTILINE,
 )
-_CODE_PREAMBLE = re.compile(r"^[ \t]*(?:@|#|//|/\*|\*|--|;|\"\"\"|''')")
+CODE_PREAMBLE = re.compile(r"^[ \t]*(?:@|#|//|/\*|\*|--|;|\"\"\"|''')")
+"""A line that opens with a comment, a decorator or a docstring quote: it belongs to the code below."""
 _CLOSING_BRACKET = re.compile(r"[ \t]*[)\]]")
 _INDENT = re.compile(r"[ \t]*")
 _OPENERS_TO_EOL = re.compile(r"[ \t]*[{(\[]+[ \t]*\r?(?:\n|\Z)")
@@ -207,7 +208,7 @@ def _enclosing_definition(
             end = text.find("\n", cursor)
             line = text[cursor : len(text) if end == -1 else end]
             body = line.lstrip(" \t")
-            if body.strip() and not _CODE_PREAMBLE.match(line) and not _CLOSING_BRACKET.match(line):
+            if body.strip() and not CODE_PREAMBLE.match(line) and not _CLOSING_BRACKET.match(line):
                 indent = len(line) - len(body)
                 min_indent = indent if min_indent is None else min(min_indent, indent)
                 if min_indent == 0:
@@ -276,7 +277,7 @@ def _is_header_only(text: str, start: int, end: int) -> bool:
         line = text[position:line_end]
         position = line_end + 1
         if line.strip() and not (
-            _CODE_PREAMBLE.match(line) or _CODE_DEFINITION.match(line) or _CLOSING_BRACKET.match(line)
+            CODE_PREAMBLE.match(line) or _CODE_DEFINITION.match(line) or _CLOSING_BRACKET.match(line)
         ):
             return False
     return True
@@ -298,7 +299,7 @@ def _lift_to_definition(text: str, cut: int, lower: int, max_words: int) -> int:
         if words > max_words:
             break
         body = line.lstrip(" \t")
-        if body.strip() and not _CODE_PREAMBLE.match(line) and not _CLOSING_BRACKET.match(line):
+        if body.strip() and not CODE_PREAMBLE.match(line) and not _CLOSING_BRACKET.match(line):
             indent = len(line) - len(body)
             if indent < min_indent and _CODE_DEFINITION.match(line):
                 best = above
@@ -320,7 +321,7 @@ def _attach_preamble(text: str, cut: int, lower: int) -> int:
             above <= lower
             or not line.startswith(indent)
             or line[len(indent) : len(indent) + 1] in (" ", "\t")
-            or not _CODE_PREAMBLE.match(line)
+            or not CODE_PREAMBLE.match(line)
         ):
             break
         position = above
@@ -510,7 +511,7 @@ def _first_code_line(text: str, offset: int) -> int:
         end = text.find("\n", pos)
         end = limit if end == -1 else end
         line = text[pos:end]
-        if line.strip() and not _CODE_PREAMBLE.match(line):
+        if line.strip() and not CODE_PREAMBLE.match(line):
             return pos
         pos = end + 1
     return offset

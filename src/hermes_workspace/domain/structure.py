@@ -13,13 +13,14 @@ module turns that outline into chunks the same way for every kind of file:
    every definition (imports, constants, module-level statements) forms the gaps of the file.
 2. **Split.** A piece still larger than ``chunk_size`` words (a long function without nested
    definitions, a long section, a plain-text file) is cut at its inner structure: paragraph
-   starts (a line after a blank line, never inside a fenced code block), then line starts; and a
-   single line longer than that at sentence ends or spaces.
+   starts (a line after a blank line, never inside a fenced code block), then line starts, into
+   parts of about equal size; and a single line longer than that at sentence ends or spaces.
 3. **Pack.** Tiny pieces (fewer than ``min_words`` words: a heading with no text of its own, a
    one-line method, a closing brace) are packed with their neighbours while the result stays
    within ``chunk_size`` words, and only *under the same parent*: a piece joins the group before
-   it when it belongs to the same unit or to a unit nested in the group's first piece. Pieces of
-   two different definitions or sections of normal size are never merged.
+   it when it belongs to the same unit or to a unit nested in the group's first piece (see
+   :func:`_pack` for the header and closing-brace cases). Pieces of two different definitions or
+   sections of normal size are never merged.
 
 Every chunk carries a **breadcrumb**: the path of the unit it comes from, ``ClassName.method``
 for code (qualified name) and ``# Title > ## Section > ### Subsection`` for markdown (heading
@@ -31,8 +32,8 @@ section.
 
 Units: sizes are words as :func:`chunk_words` counts them (runs of non-whitespace, plus one per
 Chinese, Japanese or Korean character; a chunk's ``tokens`` stays its ``str.split()`` count); rows
-are 0-based line numbers
-(``\\n`` only, as :class:`~hermes_workspace.domain.lines.LineIndex`); chunk lines are 1-based.
+are 0-based line numbers (``\\n`` only, as :class:`~hermes_workspace.domain.lines.LineIndex`);
+chunk lines are 1-based.
 Word counts come from per-line prefix sums, so any range costs O(1) after one O(n) pass.
 """
 
@@ -44,10 +45,10 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from hermes_workspace.domain.chunking import (
-    _CODE_PREAMBLE,
+    CODE_PREAMBLE,
     cap_spans,
-    overlap_start,
     markdown_headings,
+    overlap_start,
     section_finder,
     underlined_headings,
 )
@@ -419,7 +420,7 @@ def _label(group: list[_Piece], rows: Sequence[str]) -> str | None:
     first holds only comments, decorators and blank lines (they belong to what follows)."""
     for piece in group:
         if piece.label is not None or any(
-            row.strip() and not _CODE_PREAMBLE.match(row) for row in rows[piece.start : piece.end + 1]
+            row.strip() and not CODE_PREAMBLE.match(row) for row in rows[piece.start : piece.end + 1]
         ):
             return piece.label
     return group[0].label
