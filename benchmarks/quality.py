@@ -96,12 +96,16 @@ def rank_hermes(home: Path, stems: dict[str, str], queries: dict[str, str]) -> t
     start = time.perf_counter()
     with Workspace.open(home) as ws:
         for qid, text in queries.items():
-            hits = ws.search(text, limit=DEPTH)
-            # A hit's near-duplicates (other files holding the same text, listed in `duplicates`)
-            # count right after it: the hit names them; MS MARCO judges such copies separately.
-            paths = [p for h in hits for p in (h.path, *(d.path for d in getattr(h, "duplicates", ())))]
-            run[qid] = _dedupe([stems.get(Path(p).stem) for p in paths])
+            run[qid] = hit_doc_ids(ws.search(text, limit=DEPTH), stems)
     return run, (time.perf_counter() - start) / max(1, len(queries))
+
+
+def hit_doc_ids(hits: Sequence[Any], stems: dict[str, str]) -> list[str]:
+    """The document ids of ``hits`` in rank order, each hit's near-duplicates (other files
+    holding the same text, listed in its ``duplicates``) right after it: the hit names them,
+    and MS MARCO judges such copies separately."""
+    paths = [p for h in hits for p in (h.path, *(d.path for d in getattr(h, "duplicates", ())))]
+    return _dedupe([stems.get(Path(p).stem) for p in paths])
 
 
 # -- FTS5 directly (ablations) -----------------------------------------------------------------

@@ -45,7 +45,7 @@ from benchmarks.common import (
     temp_home,
     write_dataset,
 )
-from benchmarks.quality import DEPTH, Ranking, _dedupe, evaluate, paired_randomization
+from benchmarks.quality import DEPTH, Ranking, evaluate, hit_doc_ids, paired_randomization
 
 EMBEDDER_CONFIG = "knowledgebase:\n  embedder:\n    provider: onnx\n"
 """The default local embedder, as a user enables it."""
@@ -64,7 +64,7 @@ def _rank(ws: Any, stems: dict[str, str], queries: dict[str, str], **kwargs: Any
     for qid, text in queries.items():
         hits = ws.search(text, limit=DEPTH, **kwargs)
         responses.append(hits)
-        run[qid] = _dedupe([stems.get(Path(h.path).stem) for h in hits])
+        run[qid] = hit_doc_ids(hits, stems)
     return run, (time.perf_counter() - start) / max(1, len(queries)), responses
 
 
