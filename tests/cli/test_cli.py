@@ -97,7 +97,10 @@ def test_index_then_search(capsys: pytest.CaptureFixture[str], workspace: Path) 
 
     code, hits, _ = run(capsys, "search", "rollback")
     assert code == 0
-    assert [list(h) for h in hits] == [SEARCH_FIELDS]
+    # A one-word query may name a definition: definition_matches is set (1: the section that
+    # starts in this chunk is titled "Rollback Procedures").
+    assert [list(h) for h in hits] == [[*SEARCH_FIELDS, "definition_matches"]]
+    assert hits[0]["definition_matches"] == 1
     hit = hits[0]
     assert hit["path"] == str(workspace / "docs" / "runbook.md")
     assert (hit["line_start"], hit["line_end"]) == (1, 12)

@@ -182,6 +182,43 @@ def test_a_module_qualified_name_finds_its_definition(repo_ws) -> None:  # type:
     assert hits[0].definitions == ("loads", "dumps")
 
 
+def test_a_module_qualified_name_when_the_root_is_the_package_itself(home: Path, tmp_path: Path) -> None:
+    package = tmp_path / "codec"
+    package.mkdir()
+    (package / "__init__.py").write_text(CODEC_PY)
+    (tmp_path / "notes.md").write_text(CODEC_DOCS)
+    with Workspace.open(home) as ws:
+        ws.add_root(package, recursive=True)
+        ws.add_root(tmp_path, recursive=False)
+        ws.index()
+        hits = ws.search("codec.loads", limit=2)
+    assert [(h.path.name, h.definition_matches) for h in hits] == [("__init__.py", 1), ("notes.md", 0)]
+
+
+def test_a_one_word_name_finds_its_definition_before_a_stemmed_neighbour(home: Path, tmp_path: Path) -> None:
+    doc = " ".join(f"word{i}" for i in range(45))
+    (tmp_path / "io.py").write_text(
+        f'def load(stream):\n    """Read loads of records from the stream: load them all. {doc}"""\n    return stream\n\n\n'
+        f'def loads(text):\n    """Parse text. {doc}"""\n    return text\n'
+    )
+    with Workspace.open(home) as ws:
+        ws.add_root(tmp_path, recursive=True)
+        ws.index()
+        hits = ws.search("loads", limit=2)
+    assert [(h.breadcrumb, h.definition_matches, h.exact_matches) for h in hits] == [("loads", 1, None), ("load", 0, None)]
+
+
+def test_a_version_number_finds_its_changelog_section(home: Path, tmp_path: Path) -> None:
+    sections = "\n".join(f"## Version {v}\n\n- fixed issue {n} in the parser\n" for n, v in enumerate(
+        ["8.1.7", "8.1.6", "1.1", "7.8.1"]))
+    (tmp_path / "CHANGES.md").write_text("# Changes\n\n" + sections)
+    with Workspace.open(home) as ws:
+        ws.add_root(tmp_path, recursive=True)
+        ws.index()
+        assert [h.breadcrumb for h in ws.search("8.1.7", limit=1)] == ["# Changes > ## Version 8.1.7"]
+        assert ws.search("Version 8.1.7", limit=1)[0].breadcrumb == "# Changes > ## Version 8.1.7"
+
+
 def test_a_pasted_error_message_finds_the_code_that_raises_it(repo_ws) -> None:  # type: ignore[no-untyped-def]
     ws, _ = repo_ws
     query = (
@@ -239,17 +276,20 @@ def test_role_weights_yield_when_the_query_asks_for_the_role() -> None:
 
 
 def test_definition_matches_counts_whole_segments_only() -> None:
-    assert definition_matches(["from_prefixed_env"], "Config.from_prefixed_env", ()) == 1
-    assert definition_matches(["from_prefixed_env"], "test_from_prefixed_env", ("test_from_prefixed_env",)) == 0
-    assert definition_matches(["flaskgroup", "get_command"], "FlaskGroup.get_command", ()) == 2
-    assert definition_matches(["flaskgroup", "get_command"], "FlaskGroup", ("FlaskGroup",)) == 1
-    assert definition_matches(["secure.save_session"], "Secure.save_session", ()) == 1
-    assert definition_matches(["a.save_session"], "Secure.save_session", ()) == 0
-    assert definition_matches(["cache_strings"], "# JSON > ### `cache_strings`", ()) == 1
-    assert definition_matches(["helper"], None, ("Loader", "Loader.load", "helper")) == 1
-    assert definition_matches(["helper"], None, ()) == 0
-    # Module-qualified names: the qualifiers may name the file's folders or stem.
-    assert definition_matches(["json.loads"], "loads", ("loads",), Path("json/__init__.py")) == 1
-    assert definition_matches(["requests.get"], "get", ("get",), Path("src/requests/api.py")) == 1
-    assert definition_matches(["json.loads"], "loads", ("loads",), Path("yaml/__init__.py")) == 0
-    assert definition_matches(["json.loads"], "dumps", ("dumps",), Path("json/__init__.py")) == 0
+    assert definition_matches(["from_prefixed_env"], ("Config.from_prefixed_env",)) == 1
+    assert definition_matches(["from_prefixed_env"], ("test_from_prefixed_env",)) == 0
+    assert definition_matches(["flaskgroup", "get_command"], ("FlaskGroup.get_command",)) == 2
+    assert definition_matches(["flaskgroup", "get_command"], ("FlaskGroup",)) == 1
+    assert definition_matches(["secure.save_session"], ("Secure.save_session",)) == 1
+    assert definition_matches(["a.save_session"], ("Secure.save_session",)) == 0
+    assert definition_matches(["cache_strings"], ("# JSON > ### `cache_strings`",)) == 1
+    assert definition_matches(["helper"], ("Loader", "Loader.load", "helper")) == 1
+    assert definition_matches(["helper"], ()) == 0  # a later part of a split `helper` starts nothing
+    # Module-qualified names: the qualifiers may name the file's folders or stem, the last part
+    # must be what is defined.
+    assert definition_matches(["json.loads"], ("loads",), Path("json/__init__.py")) == 1
+    assert definition_matches(["requests.get"], ("get",), Path("src/requests/api.py")) == 1
+    assert definition_matches(["json.loads"], ("loads",), Path("yaml/__init__.py")) == 0
+    assert definition_matches(["json.loads"], ("dumps",), Path("json/__init__.py")) == 0
+    assert definition_matches(["click.option"], ("Option.__init__",), Path("click/core.py")) == 0
+    assert definition_matches(["click.option"], ("option",), Path("click/decorators.py")) == 1

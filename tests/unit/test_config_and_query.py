@@ -157,3 +157,19 @@ def test_compound_at_the_budget_keeps_its_first_parts_and_literal() -> None:
     assert len(query.words) == 64
     assert query.groups[-1] == Compound(("alpha", "beta"))
     assert query.groups[-1].literal == "alpha-beta"
+
+
+@pytest.mark.parametrize(
+    ("text", "groups", "literals"),
+    [
+        ("Version 8.1.7", ("Version", Compound(("8", "1", "7"))), ["8.1.7"]),
+        ("v3.12 release", (Compound(("3", "12")), "release"), ["3.12"]),
+        ("(2.0.1),", (Compound(("2", "0", "1")),), ["2.0.1"]),
+        ("json.loads", ("json", "loads"), []),
+        ("a.b", (), []),
+    ],
+)
+def test_versions_keep_their_one_digit_parts(text: str, groups: tuple[object, ...], literals: list[str]) -> None:
+    query = parse_query(text)
+    assert query.groups == groups
+    assert [g.literal for g in query.groups if isinstance(g, Compound)] == literals

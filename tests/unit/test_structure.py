@@ -246,3 +246,10 @@ def test_chinese_text_is_measured_by_characters_and_cut_at_sentence_ends() -> No
     # Sized by characters (the chunk's `tokens` stays its str.split() count, the Chunk contract).
     assert all(len(c.content) <= 256 and c.content.endswith("。") for c in chunks)
     assert "".join(c.content for c in chunks) == text.strip()
+
+
+def test_a_scrap_after_a_full_chunk_joins_it_rather_than_stand_alone() -> None:
+    body = "\n".join(f"    step_{i} = run({i}, 'a', 'b', 'c')" for i in range(40))  # 240 words
+    text = f"def main():\n{body}\n\n\nif __name__ == '__main__':\n    main()\n"
+    chunks = TreeSitterChunker(250, 0, min_words=40).chunk(text, Path("/w/tool.py"))
+    assert [(c.line_start, c.line_end) for c in chunks] == [(1, 45)]

@@ -345,13 +345,14 @@ class SearchWorkspace:
         if has_cjk(text):
             notes.append(CJK_NOTE)
         literals = _literals(query)
-        if literals:
-            hits = _exact_first(hits, literals, definitions=len(query.groups) <= LOOKUP_GROUPS)
+        names = _lone_name(query)
+        if literals or names:
+            hits = _exact_first(hits, literals, definitions=len(query.groups) <= LOOKUP_GROUPS, names=names)
         hits = collapse_duplicates(hits)  # before the reranker: it scores distinct texts only
         reranked_by = None
         if self.reranker is not None and hits:
             hits, reranked_by = self._rerank(text, hits, notes)
-            if literals:  # the reranker orders within the exact-match groups, never across them
+            if literals or names:  # the reranker orders within the exact-match groups, never across them
                 hits = sorted(hits, key=_exact_key)
         # Last, so that no later sort undoes it; a stable partition keeps the keys above.
         hits, beyond = cap_per_file(hits, self.settings.max_hits_per_file, limit)
@@ -466,6 +467,15 @@ def _error_text(error: dict[str, object]) -> str:
     return f"{message} ({hint})" if hint else message
 
 
+def _lone_name(query: Query) -> list[str]:
+    """A query of one plain word (``gather``, ``loads``) may name a function: the word,
+    case-folded, as a name for the definition tier only (no exact-match tier: a word is not an
+    identifier typed whole)."""
+    if len(query.groups) == 1 and isinstance(query.groups[0], str) and not code_names(query):
+        return [query.groups[0].casefold()]
+    return []
+
+
 def _literals(query: Query) -> list[str]:
     """Identifiers typed whole: compounds (``read_file``, ``hermes-agent``) and code names
     (``EmailMessage``, ``json.loads``), case-folded, for the exact-match rule. In a question
@@ -483,18 +493,21 @@ def _literals(query: Query) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _exact_first(hits: list[SearchHit], literals: list[str], *, definitions: bool = False) -> list[SearchHit]:
+def _exact_first(
+    hits: list[SearchHit], literals: list[str], *, definitions: bool = False, names: Sequence[str] = ()
+) -> list[SearchHit]:
     """``hits`` with ``exact_matches`` set (how many of ``literals`` each one's content holds as
     whole identifiers), ordered by it, most first; a stable sort, so the order by ``score`` holds
     within each group. The order is thus ``(exact_matches desc, score desc)``: the documented
     key that makes a lower score above a higher one explainable.
 
     With ``definitions`` (a short, lookup-style query), ``definition_matches`` is set too (how
-    many literals the chunk's breadcrumb or definitions name, see
+    many literals the definitions that start in the chunk name, see
     :func:`~hermes_workspace.domain.ranking.definition_matches`) and comes first in the order:
     ``(definition_matches desc, exact_matches desc, score desc)``. A long query (a pasted error
     message) skips it: the code that raises ``SomeError`` must not lose to the class that
-    defines it."""
+    defines it. ``names`` are further words that count as defined names only (a one-word query
+    such as ``gather``: the chunk that defines ``gather`` before those that use it)."""
     # Whole identifiers only: `read_file` must not match inside `thread_file` or `_read_files`.
     patterns = [re.compile(rf"(?<!\w){re.escape(literal)}(?!\w)") for literal in literals]
 
@@ -505,9 +518,9 @@ def _exact_first(hits: list[SearchHit], literals: list[str], *, definitions: boo
     counted = [
         replace(
             hit,
-            exact_matches=exact_matches(hit),
+            exact_matches=exact_matches(hit) if literals else None,
             definition_matches=(
-                definition_matches(literals, hit.breadcrumb, hit.definitions, _relative(hit)) if definitions else None
+                definition_matches([*literals, *names], hit.definitions, _place(hit)) if definitions else None
             ),
         )
         for hit in hits
@@ -525,6 +538,15 @@ def _relative(hit: SearchHit) -> PurePath:
         return hit.path.relative_to(hit.root) if hit.root is not None else hit.path
     except ValueError:
         return hit.path
+
+
+def _place(hit: SearchHit) -> PurePath:
+    """The hit's path from its root's own folder down (``json/__init__.py`` for a root that is the
+    ``json`` package itself): what a module-qualified name may name."""
+    relative = _relative(hit)
+    if hit.root is not None and hit.root.name and relative != hit.path:
+        return PurePath(hit.root.name) / relative
+    return relative
 
 
 def _role(hit: SearchHit) -> str:

@@ -7,12 +7,16 @@ compiles a :class:`Query` into its own syntax, quoting every term. Operators suc
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 
 from hermes_workspace.domain.constants import MAX_QUERY_TERMS, MIN_TERM_CHARS
 
 _COMPOUND_SEPARATORS = frozenset("-_")
+_VERSION = re.compile(r"[^\w.]*[vV]?(\d+(?:\.\d+)+)[^\w.]*\.?")
+"""A version or dotted number as typed (``8.1.7``, ``v3.12``, ``(2.0.1),``): a compound of its
+digit groups, which are kept even when shorter than ``MIN_TERM_CHARS``."""
 
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(
     {
@@ -93,7 +97,8 @@ def split_words(text: str) -> list[str]:
 def parse_query(text: str) -> Query:
     """Normalize free text into a :class:`Query`. Never raises for any ``str``.
 
-    Rules (seed 000): text is NFC-normalized; words shorter than 2 characters are dropped; an input
+    Rules (seed 000): text is NFC-normalized; words shorter than 2 characters are dropped, except
+    in a version or dotted number (``8.1.7``), which becomes a compound of its digit groups; an input
     word (a whitespace-separated run) whose kept sub-words are two or more and which contains
     ``-`` or ``_`` becomes a :class:`Compound`; other sub-words become single terms. Repeats are
     dropped (case-insensitively).
@@ -116,10 +121,15 @@ def parse_query(text: str) -> Query:
     seen: set[object] = set()
     content_words = 0  # words in groups that are not stopwords
     for raw_word in text.split():
-        parts = [w for w in split_words(raw_word) if len(w) >= MIN_TERM_CHARS]
+        version = _VERSION.fullmatch(raw_word)
+        if version:  # "8.1.7": its one-digit parts are kept, as a phrase
+            raw_word = version.group(1)
+            parts = raw_word.split(".")
+        else:
+            parts = [w for w in split_words(raw_word) if len(w) >= MIN_TERM_CHARS]
         if not parts:
             continue
-        if len(parts) > 1 and any(ch in _COMPOUND_SEPARATORS for ch in raw_word):
+        if len(parts) > 1 and (version or any(ch in _COMPOUND_SEPARATORS for ch in raw_word)):
             key: object = tuple(p.casefold() for p in parts)
             if key in seen:
                 continue

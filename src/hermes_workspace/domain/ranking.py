@@ -78,32 +78,33 @@ _SEGMENT_SPLIT = re.compile(r"[.:#/\\>\s]+|::")
 
 def definition_matches(
     literals: Iterable[str],
-    breadcrumb: str | None,
     definitions: Iterable[str],
-    relative: PurePath | None = None,
+    place: PurePath | None = None,
 ) -> int:
     """How many of ``literals`` (case-folded identifiers from the query, as ``_literals`` in the
     search use case gives them: ``from_prefixed_env``, ``flaskgroup``,
-    ``securecookiesessioninterface.save_session``, ``json.loads``) a chunk defines.
+    ``securecookiesessioninterface.save_session``, ``json.loads``) a chunk defines, from the
+    qualified names of the definitions that start in it (``definitions``; a later part of a
+    split definition starts none, so the part with the signature is the one that counts).
 
-    A plain literal counts when it equals one segment of the breadcrumb or of a definition's
-    qualified name (``Config.from_prefixed_env`` defines ``from_prefixed_env`` and ``config``);
-    a name that merely contains it (``test_from_prefixed_env``) does not. A dotted literal counts
-    when it is a qualified name of the chunk or the tail of one
-    (``SecureCookieSessionInterface.save_session``), or when its last part is defined here and
-    each qualifier names a segment or a folder or the stem of the file's path below its root
-    (``relative``): ``json.loads`` is defined in ``json/__init__.py``, ``requests.get`` in
-    ``requests/api.py``, as people write module-qualified names."""
-    names = [n for n in (breadcrumb, *definitions) if n]
-    if not names:
+    A plain literal counts when it equals one segment of a definition's qualified name
+    (``Config.from_prefixed_env`` defines ``from_prefixed_env`` and ``config``); a name that
+    merely contains it (``test_from_prefixed_env``) does not. A dotted literal counts when it is
+    a qualified name or the tail of one (``SecureCookieSessionInterface.save_session``), or when
+    its last part is the last segment of a definition (the thing defined: ``click.option`` is not
+    ``Option.__init__``) and each qualifier names a segment or a folder or the stem of ``place``,
+    the file's path from its root's folder name down (``json/__init__.py``,
+    ``requests/api.py``), as people write module-qualified names."""
+    folded = [n.casefold() for n in definitions if n]
+    if not folded:
         return 0
-    folded = [n.casefold() for n in names]
-    segments = {s.strip("`'\"()[]{}*,;!?") for n in folded for s in _SEGMENT_SPLIT.split(n)}
-    segments.discard("")
+    split = [[s.strip("`'\"()[]{}*,;!?") for s in _SEGMENT_SPLIT.split(n)] for n in folded]
+    segments = {s for parts in split for s in parts if s}
+    last_segments = {next((s for s in reversed(parts) if s), "") for parts in split}
     places: set[str] = set()
-    if relative is not None:
-        parts = [p.casefold() for p in relative.parts]
-        places = {*parts[:-1], parts[-1].split(".", 1)[0]} if parts else set()
+    if place is not None and place.parts:
+        parts = [p.casefold() for p in place.parts]
+        places = {*parts[:-1], parts[-1].split(".", 1)[0]}
     count = 0
     for literal in literals:
         if "." in literal or "::" in literal:
@@ -111,7 +112,7 @@ def definition_matches(
                 count += 1
                 continue
             *qualifiers, tail = [p for p in _SEGMENT_SPLIT.split(literal) if p]
-            if tail in segments and qualifiers and all(q in segments or q in places for q in qualifiers):
+            if tail in last_segments and qualifiers and all(q in segments or q in places for q in qualifiers):
                 count += 1
         elif literal in segments:
             count += 1

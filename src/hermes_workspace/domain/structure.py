@@ -331,7 +331,10 @@ def _pack(pieces: list[_Piece], cap: int, min_words: int) -> list[list[_Piece]]:
     is nested in, such as the ``}`` closing a class). Parts of one split piece are never joined,
     and the header of a unit whose children follow (a class line, a heading over sub-sections)
     packs forward, with its own members: it joins the group before it only when that group is
-    tiny and would otherwise stand alone (a label line above a heading, imports above a class)."""
+    tiny and would otherwise stand alone (a label line above a heading, imports above a class).
+    A scrap of fewer than ``min_words // 4`` words (``#endif``, ``main()`` under
+    ``if __name__ == "__main__":``) may take its group past ``cap`` by its own size rather than
+    stand alone: a chunk of three words ranks high on BM25's length normalization alone."""
     groups: list[list[_Piece]] = []
     group_words = 0
     for piece in pieces:
@@ -347,7 +350,7 @@ def _pack(pieces: list[_Piece], cap: int, min_words: int) -> list[list[_Piece]]:
                 not same_split
                 and (not piece.opens or group_words < min_words)
                 and (group_words < min_words or piece.words < min_words)
-                and group_words + piece.words <= cap
+                and group_words + piece.words <= cap + (piece.words if piece.words < min_words // 4 else 0)
                 and related
                 and last.end < piece.start
             ):
