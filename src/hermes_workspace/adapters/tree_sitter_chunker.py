@@ -25,7 +25,13 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_workspace.domain.chunking import MAX_SECTION_CHARS, POLICY_VERSION
+from hermes_workspace.domain.chunking import (
+    MAX_SECTION_CHARS,
+    POLICY_VERSION,
+    heading_sections,
+    markdown_headings,
+    underlined_headings,
+)
 from hermes_workspace.domain.constants import CODE_LANGUAGES, MARKDOWN_SUFFIXES, MAX_CHARS_PER_WORD
 from hermes_workspace.domain.errors import MissingExtraError
 from hermes_workspace.domain.lines import LineIndex
@@ -157,8 +163,10 @@ class TreeSitterChunker:
         suffix = path.suffix.lower()
         lines = LineIndex(text)
         if self.mode == "auto" and suffix in MARKDOWN_SUFFIXES:
+            headings = markdown_headings(text)
             return structured_chunks(
-                text, markdown_outline(text, lines), self._settings(" > "), kind="markdown", lines=lines, fenced=True
+                text, markdown_outline(text, lines, headings), self._settings(" > "), kind="markdown", lines=lines,
+                fenced=True, section_at=heading_sections(headings),
             )
         if self.mode == "auto" and suffix in CODE_LANGUAGES:
             grammar = self._grammar(CODE_LANGUAGES[suffix])
@@ -166,7 +174,11 @@ class TreeSitterChunker:
                 outline = grammar.outline(text, self.chunk_size)
                 if outline is not None:
                     return structured_chunks(text, outline, self._settings("."), kind="code", lines=lines)
-        return structured_chunks(text, underlined_outline(text, lines), self._settings(" > "), kind="text", lines=lines)
+        headings = underlined_headings(text)
+        return structured_chunks(
+            text, underlined_outline(text, lines, headings), self._settings(" > "), kind="text", lines=lines,
+            section_at=heading_sections(headings),
+        )
 
     def _settings(self, separator: str) -> StructureSettings:
         return StructureSettings(self.chunk_size, self.overlap, self.min_words, self.max_chars, separator)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from itertools import islice, pairwise
+from itertools import accumulate, islice, pairwise
 from typing import NamedTuple
 
 from hermes_workspace.domain.lines import LineIndex
@@ -438,8 +438,7 @@ def section_finder(text: str, kind: ChunkKind) -> Callable[[int], str | None]:
     for plain text the last reStructuredText-style heading (see :func:`underlined_headings`), and
     ``None`` for code outside any definition or text without such headings."""
     if kind == "markdown":
-        items = [(h.offset, h.text) for h in markdown_headings(text)]
-        return lambda offset: _last_at_or_before(items, offset, fallback_next=True)
+        return heading_sections(markdown_headings(text))
     if kind == "code":
         definitions = code_definitions(text)
         starts = [offset for offset, _ in definitions]
@@ -448,8 +447,22 @@ def section_finder(text: str, kind: ChunkKind) -> Callable[[int], str | None]:
             return _enclosing_definition(text, definitions, starts, _first_code_line(text, offset))
 
         return code_section
-    text_items = [(h.offset, h.text) for h in underlined_headings(text)]
-    return lambda offset: _last_at_or_before(text_items, offset, fallback_next=True)
+    return heading_sections(underlined_headings(text))
+
+
+def heading_sections(headings: Sequence[Heading]) -> Callable[[int], str | None]:
+    """A function from an offset to the text of the last of ``headings`` (in file order) at or
+    before it, else the first one after it, else ``None``; O(log headings) per call."""
+    starts = [h.offset for h in headings]
+    texts = [h.text for h in headings]
+
+    def section(offset: int) -> str | None:
+        if not texts:
+            return None
+        i = bisect_right(starts, offset) - 1
+        return texts[max(i, 0)]
+
+    return section
 
 
 _UNDERLINE_CHARS = frozenset("=-~^\"'`#*+:._<>")
@@ -460,16 +473,19 @@ def underlined_headings(text: str) -> list[Heading]:
     and ``.txt`` docs write them: a title line directly over a line of one repeated punctuation
     character at least as long as the title (an equal overline is allowed). ``text`` is the title
     itself; ``level`` numbers the underline styles in order of first use, as reStructuredText
-    does."""
+    does. Only the lines that look like underlines (found by one regular-expression pass) are
+    examined, so a file without any costs one scan."""
+    candidates = [m.start() for m in _UNDERLINE_LINE.finditer(text)]
+    if not candidates:
+        return []
     lines = text.split("\n")
+    offsets = [0, *accumulate(len(line) + 1 for line in lines)]
     headings: list[Heading] = []
     styles: list[str] = []
-    offset = 0
-    offsets = []
-    for line in lines:
-        offsets.append(offset)
-        offset += len(line) + 1
-    for i in range(len(lines) - 1):
+    for position in candidates:
+        i = bisect_right(offsets, position) - 2  # the title is the line above the underline
+        if i < 0:
+            continue
         title = lines[i].rstrip("\r").strip()
         underline = lines[i + 1].rstrip("\r").rstrip()
         if (
@@ -490,16 +506,8 @@ def underlined_headings(text: str) -> list[Heading]:
     return headings
 
 
-def _last_at_or_before(items: list[tuple[int, str]], offset: int, *, fallback_next: bool) -> str | None:
-    found: str | None = None
-    for item_offset, value in items:
-        if item_offset <= offset:
-            found = value
-        else:
-            if found is None and fallback_next:
-                return value
-            break
-    return found
+_UNDERLINE_LINE = re.compile(r"^([=\-~^\"'`#*+:._<>])\1{2,}[^\S\n]*$", re.MULTILINE)
+"""A line of three or more of one underline character (trailing spaces allowed)."""
 
 
 def _first_code_line(text: str, offset: int) -> int:

@@ -46,6 +46,7 @@ from itertools import accumulate
 
 from hermes_workspace.domain.chunking import (
     CODE_PREAMBLE,
+    Heading,
     cap_spans,
     markdown_headings,
     overlap_start,
@@ -114,9 +115,13 @@ class _Words:
 
     __slots__ = ("_sums", "rows")
 
-    def __init__(self, rows: Sequence[str]) -> None:
+    def __init__(self, rows: Sequence[str], ascii_only: bool = False) -> None:
         self.rows = rows
-        self._sums = [0, *accumulate(map(chunk_words, rows))]
+        if ascii_only:  # no CJK character anywhere: the plain count, without a call per row
+            counts = [len(r.split()) for r in rows]
+        else:
+            counts = [len(r.split()) if r.isascii() else chunk_words(r) for r in rows]
+        self._sums = [0, *accumulate(counts)]
 
     def between(self, start: int, end: int) -> int:
         return self._sums[end + 1] - self._sums[start] if end >= start else 0
@@ -170,7 +175,7 @@ def structured_chunks(
         return []
     lines = lines or LineIndex(text)
     rows = text.split("\n")
-    words = _Words(rows)
+    words = _Words(rows, ascii_only=text.isascii())
     planner = _Planner(rows, words, settings, fenced)
     root = Unit(0, len(rows) - 1, None, tuple(outline), container=True)
     planner.visit(root, (), ())
@@ -371,13 +376,17 @@ def _to_chunks(
     lines: LineIndex,
     section_at: Callable[[int], str | None] | None,
 ) -> list[Chunk]:
-    row_offsets = [0, *accumulate(len(r) + 1 for r in rows)]
+    last_row = len(rows) - 1
+
+    def row_start(row: int) -> int:
+        return lines.line_start_offset(row + 1) if row <= last_row else len(text)
+
     chunks: list[Chunk] = []
     previous_core = 0  # core start of the last chunk
     previous_part: int | None = None  # the split piece the last chunk ends in
     for group in groups:
-        start = row_offsets[group[0].start]
-        end = min(len(text), row_offsets[group[-1].end + 1])
+        start = row_start(group[0].start)
+        end = min(len(text), row_start(group[-1].end + 1))
         # Named after the first unit that starts in it, past a header that only introduces its
         # members (a class line, a heading over sub-sections), else after the unit it lies in.
         main = next((p for p in group if p.names and not p.opens), None) or next(
@@ -470,24 +479,34 @@ def _split_long_line(text: str, start: int, end: int, cap: int) -> list[tuple[in
 # -- outlines of documents ---------------------------------------------------------------------
 
 
-def markdown_outline(text: str, lines: LineIndex | None = None) -> list[Unit]:
+def markdown_outline(
+    text: str, lines: LineIndex | None = None, headings: Sequence[Heading] | None = None
+) -> list[Unit]:
     """Markdown sections as nested units: each heading's section runs from its line to the line
     before the next heading of the same or a higher level; ``name`` is the heading in ATX form
     (``## Validators``). Headings in fenced code and front matter are ignored
-    (:func:`~hermes_workspace.domain.chunking.markdown_headings`)."""
+    (:func:`~hermes_workspace.domain.chunking.markdown_headings`, or ``headings`` when the caller
+    has them)."""
     lines = lines or LineIndex(text)
-    heads = [(lines.line_of(h.offset) - 1, h.level, h.text) for h in markdown_headings(text)]
+    found = markdown_headings(text) if headings is None else headings
+    heads = [(lines.line_of(h.offset) - 1, h.level, h.text) for h in found]
     return _nest(heads, lines.line_count - 1)
 
 
-def underlined_outline(text: str, lines: LineIndex | None = None) -> list[Unit]:
+def underlined_outline(
+    text: str, lines: LineIndex | None = None, headings: Sequence[Heading] | None = None
+) -> list[Unit]:
     """reStructuredText sections (title over an underline, optional overline) as nested units;
     ``name`` is the title, levels in order of first use of each underline style
-    (:func:`~hermes_workspace.domain.chunking.underlined_headings`)."""
+    (:func:`~hermes_workspace.domain.chunking.underlined_headings`, or ``headings`` when the
+    caller has them)."""
+    found = underlined_headings(text) if headings is None else headings
+    if not found:
+        return []
     lines = lines or LineIndex(text)
     rows = text.split("\n")
     heads = []
-    for heading in underlined_headings(text):
+    for heading in found:
         row = lines.line_of(heading.offset) - 1
         if row > 0 and row + 1 < len(rows) and rows[row - 1].rstrip() == rows[row + 1].rstrip():
             row -= 1  # an overline belongs to the title
