@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes_workspace import Workspace
-from hermes_workspace.domain.ranking import definition_matches, file_role, role_weight
+from hermes_workspace.domain.ranking import brevity_weight, definition_matches, file_role, role_weight
 
 CONFIG_PY = '''"""Configuration objects."""
 
@@ -268,6 +268,10 @@ def test_file_roles(relative: str, role: str) -> None:
     assert file_role(Path(relative)) == role
 
 
+def test_brevity_weight_only_touches_chunks_under_eight_words() -> None:
+    assert [brevity_weight(n) for n in (0, 2, 8, 9, 300)] == [0.3535533905932738, 0.5, 1.0, 1.0, 1.0]
+
+
 def test_role_weights_yield_when_the_query_asks_for_the_role() -> None:
     assert role_weight("test", ["session", "cookie"]) == 0.6
     assert role_weight("test", ["session", "Tests"]) == 1.0
@@ -293,3 +297,18 @@ def test_definition_matches_counts_whole_segments_only() -> None:
     assert definition_matches(["json.loads"], ("dumps",), Path("json/__init__.py")) == 0
     assert definition_matches(["click.option"], ("Option.__init__",), Path("click/core.py")) == 0
     assert definition_matches(["click.option"], ("option",), Path("click/decorators.py")) == 1
+
+
+def test_a_file_that_is_only_a_title_does_not_outrank_the_page_that_explains_it(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "stub.md").write_text("# Parameter Types\n")
+    explanation = (
+        "Parameter types convert the strings of the command line into values. Each parameter type has a name, "
+        "a converter and a message for bad input; the built-in parameter types cover integers, floats, paths, "
+        "choices and dates, and a custom parameter type subclasses the base type."
+    )
+    (tmp_path / "guide.md").write_text(f"# Guide\n\n## Parameter types\n\n{explanation}\n")
+    with Workspace.open(home) as ws:
+        ws.add_root(tmp_path, recursive=True)
+        ws.index()
+        hits = ws.search("parameter types", limit=2)
+    assert [h.path.name for h in hits] == ["guide.md", "stub.md"]

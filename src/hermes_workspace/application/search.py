@@ -32,7 +32,7 @@ from hermes_workspace.domain.globs import compile_glob
 from hermes_workspace.domain.model import SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
-from hermes_workspace.domain.ranking import definition_matches, file_role, role_weight
+from hermes_workspace.domain.ranking import brevity_weight, definition_matches, file_role, role_weight
 from hermes_workspace.domain.semantic import SEARCH_MODES, SemanticStatus, VectorStatus
 from hermes_workspace.domain.text_normalization import has_cjk
 
@@ -183,10 +183,11 @@ class SearchWorkspace:
     def _bm25(self, query: Query, prefix: str | None, pattern: str | None, fetch: int) -> list[SearchHit]:
         """The store's best ``fetch`` BM25 hits with each score weighted by its file's role
         (:func:`~hermes_workspace.domain.ranking.role_weight`: tests and changelogs count less
-        unless the query asks for them), best first."""
+        unless the query asks for them) and, below 8 words, by its length
+        (:func:`~hermes_workspace.domain.ranking.brevity_weight`), best first."""
         hits = self.store.search(query, path_prefix=prefix, glob=pattern, limit=fetch)
         words = query.words
-        weighted = [replace(h, score=h.score * role_weight(_role(h), words)) for h in hits]
+        weighted = [replace(h, score=h.score * role_weight(_role(h), words) * brevity_weight(h.tokens)) for h in hits]
         return sorted(weighted, key=lambda h: -h.score)
 
     # -- semantic and hybrid ---------------------------------------------------------------

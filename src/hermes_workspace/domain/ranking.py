@@ -73,6 +73,23 @@ def role_weight(role: FileRole, query_words: Iterable[str]) -> float:
     return ROLE_WEIGHTS.get(role, 1.0)
 
 
+SHORT_CHUNK_WORDS = 8
+"""Chunks with fewer words than this have their BM25 score scaled by ``sqrt(words / 8)``."""
+
+
+def brevity_weight(words: int) -> float:
+    """Multiplier of the BM25 score of a chunk of ``words`` words: 1.0 from
+    :data:`SHORT_CHUNK_WORDS` up, ``sqrt(words / SHORT_CHUNK_WORDS)`` below (a 2-word chunk 0.5).
+
+    BM25's length normalization (Robertson & Zaragoza 2009, parameter b) rewards a short text for
+    each match, with no floor: a file that is only a title, or an ``.. include::`` stub, outranks
+    the page that explains the title's words. Chunks are units of meaning of 40 words or more
+    after packing, so the few that stay tiny are whole files with almost nothing in them."""
+    if words >= SHORT_CHUNK_WORDS:
+        return 1.0
+    return (max(words, 1) / SHORT_CHUNK_WORDS) ** 0.5
+
+
 _SEGMENT_SPLIT = re.compile(r"[.:#/\\>\s]+|::")
 
 
