@@ -253,3 +253,17 @@ def test_a_scrap_after_a_full_chunk_joins_it_rather_than_stand_alone() -> None:
     text = f"def main():\n{body}\n\n\nif __name__ == '__main__':\n    main()\n"
     chunks = TreeSitterChunker(250, 0, min_words=40).chunk(text, Path("/w/tool.py"))
     assert [(c.line_start, c.line_end) for c in chunks] == [(1, 45)]
+
+
+def test_a_group_cut_by_the_character_cap_names_each_part_after_its_own_unit() -> None:
+    blob = "x" * 700  # one word of 700 characters: the 64-word cap allows 1,024 characters
+    text = f'class A:\n    def a(self):\n        return "{blob}"\n\n    def b(self):\n        return "{blob}"\n'
+    chunks = TreeSitterChunker(64, 0, min_words=40).chunk(text, Path("/w/a.py"))
+    assert_chunk_invariants(text, chunks)
+    def_lines = {"A": 1, "A.a": 2, "A.b": 5}
+    assert len(chunks) >= 2
+    for chunk in chunks:  # a definition is listed by the chunk its first line is in, once
+        assert all(chunk.line_start <= def_lines[name] <= chunk.line_end for name in chunk.definitions)
+    assert sorted(n for c in chunks for n in c.definitions) == ["A", "A.a", "A.b"]
+    # The part that holds b's body (cut from its def line by the cap) is named after b, not a.
+    assert chunks[-1].breadcrumb == "A.b" and chunks[-1].line_end == 6

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
 
 from hermes_workspace.domain.chunking import (
@@ -387,18 +387,13 @@ def _to_chunks(
     for group in groups:
         start = row_start(group[0].start)
         end = min(len(text), row_start(group[-1].end + 1))
-        # Named after the first unit that starts in it, past a header that only introduces its
-        # members (a class line, a heading over sub-sections), else after the unit it lies in.
-        main = next((p for p in group if p.names and not p.opens), None) or next(
-            (p for p in group if p.names), group[0]
-        )
-        breadcrumb = settings.separator.join(main.path) if main.path else None
-        names = list(dict.fromkeys(settings.separator.join(n) for p in group for n in p.names if n))
         # Overlap joins consecutive parts of one split piece (and the pieces of a group cut by
         # the character cap), never two units.
         continues = group[0].part_of is not None and group[0].part_of == previous_part
-        for core_start, core_end in _spans(text, start, end, settings, lines):
+        spans = _spans(text, start, end, settings, lines)
+        for core_start, core_end in spans:
             chunk_start = core_start
+            breadcrumb, names, section_piece = _describe(group, spans, core_start, core_end, lines, settings)
             if settings.overlap > 0 and continues and chunks:
                 shared = min(settings.overlap, len(text[previous_core:core_start].split()) // 2)
                 if shared > 0:
@@ -415,16 +410,43 @@ def _to_chunks(
                     line_end=line_end,
                     tokens=len(content.split()),
                     kind=kind,
-                    section=section_at(core_start) if section_at is not None else _label(group, rows),
+                    section=section_at(core_start) if section_at is not None else _label(section_piece, rows),
                     breadcrumb=breadcrumb,
                     definitions=tuple(names),
                 )
             )
-            names = []  # the definitions start in the first of several capped chunks
             previous_core = core_start
             continues = True
         previous_part = group[-1].part_of
     return chunks
+
+
+def _describe(
+    group: list[_Piece],
+    spans: list[tuple[int, int]],
+    start: int,
+    end: int,
+    lines: LineIndex,
+    settings: StructureSettings,
+) -> tuple[str | None, list[str], list[_Piece]]:
+    """Breadcrumb, definitions and the pieces for the section of the chunk ``text[start:end]`` of
+    ``group`` (the whole group, or one of the spans the character cap cut it into): named after
+    the first unit that starts in it, past a header that only introduces its members (a class
+    line, a heading over sub-sections), else after the unit its first line lies in."""
+    if len(spans) == 1:
+        inside = group
+    else:
+        first_row, last_row = lines.line_of(start) - 1, lines.line_of(max(start, end - 1)) - 1
+        holding = [p for p in group if p.start <= first_row] or group[:1]
+        inside = [holding[-1], *(p for p in group if first_row < p.start <= last_row)]
+        if holding[-1].start < first_row:  # the span starts inside that piece: not where it starts
+            inside = [replace(inside[0], names=[]), *inside[1:]]
+    main = next((p for p in inside if p.names and not p.opens), None) or next(
+        (p for p in inside if p.names), inside[0]
+    )
+    breadcrumb = settings.separator.join(main.path) if main.path else None
+    names = list(dict.fromkeys(settings.separator.join(n) for p in inside for n in p.names if n))
+    return breadcrumb, names, inside
 
 
 def _label(group: list[_Piece], rows: Sequence[str]) -> str | None:
