@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes_workspace import Workspace
-from hermes_workspace.domain.ranking import brevity_weight, definition_matches, file_role, role_weight
+from hermes_workspace.domain.ranking import brevity_weight, definition_matches, file_role, phrase_weight, role_weight
 
 CONFIG_PY = '''"""Configuration objects."""
 
@@ -270,6 +270,16 @@ def test_file_roles(relative: str, role: str) -> None:
 
 def test_brevity_weight_only_touches_chunks_under_eight_words() -> None:
     assert [brevity_weight(n) for n in (0, 2, 8, 9, 300)] == [0.3535533905932738, 0.5, 1.0, 1.0, 1.0]
+
+
+def test_phrase_weight_rewards_the_query_words_in_their_order() -> None:
+    words = "event loop is closed".split()
+    assert phrase_weight(words, "raise RuntimeError('Event loop is closed')") == 1.25
+    assert phrase_weight(words, "the loop of this event is closed") == 1.0  # "is closed": one content word
+    assert phrase_weight(words, "when the event loop is stopped") == 1.0 + 0.25 * 3 / 4
+    assert phrase_weight(words, "closed is loop event") == 1.0
+    assert phrase_weight(["it", "is", "the", "loop"], "it is the loop") == 1.0  # one word not a stopword
+    assert phrase_weight(["loop", "closed"], "loop closed") == 1.0  # shorter than three words
 
 
 def test_role_weights_yield_when_the_query_asks_for_the_role() -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
+from hermes_workspace.domain.constants import MAX_QUERY_TERMS
 from hermes_workspace.domain.errors import (
     ConsentRequiredError,
     EmbedderUnavailableError,
@@ -32,7 +33,14 @@ from hermes_workspace.domain.globs import compile_glob
 from hermes_workspace.domain.model import SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
-from hermes_workspace.domain.ranking import brevity_weight, definition_matches, file_role, role_weight
+from hermes_workspace.domain.ranking import (
+    brevity_weight,
+    definition_matches,
+    file_role,
+    phrase_weight,
+    query_word_list,
+    role_weight,
+)
 from hermes_workspace.domain.semantic import SEARCH_MODES, SemanticStatus, VectorStatus
 from hermes_workspace.domain.text_normalization import has_cjk
 
@@ -187,7 +195,14 @@ class SearchWorkspace:
         (:func:`~hermes_workspace.domain.ranking.brevity_weight`), best first."""
         hits = self.store.search(query, path_prefix=prefix, glob=pattern, limit=fetch)
         words = query.words
-        weighted = [replace(h, score=h.score * role_weight(_role(h), words) * brevity_weight(h.tokens)) for h in hits]
+        typed = query_word_list(query.text)[:MAX_QUERY_TERMS]
+        weighted = [
+            replace(
+                h,
+                score=h.score * role_weight(_role(h), words) * brevity_weight(h.tokens) * phrase_weight(typed, h.content),
+            )
+            for h in hits
+        ]
         return sorted(weighted, key=lambda h: -h.score)
 
     # -- semantic and hybrid ---------------------------------------------------------------
