@@ -69,7 +69,7 @@ _DEFINITION_TYPES = frozenset(
         # Java, C#, Kotlin, Scala, Swift, Dart
         "constructor_declaration", "record_declaration", "struct_declaration",
         "namespace_declaration", "object_declaration", "object_definition", "trait_definition",
-        "protocol_declaration", "extension_declaration", "class_definition",
+        "protocol_declaration", "extension_declaration",
         # C / C++
         "struct_specifier", "class_specifier", "union_specifier", "enum_specifier",
         "namespace_definition",

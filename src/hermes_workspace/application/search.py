@@ -201,12 +201,12 @@ class SearchWorkspace:
         0.8035 without it."""
         hits = self.store.search(query, path_prefix=prefix, glob=pattern, limit=fetch)
         words = query.words
-        typed = query_word_list(query.text)[:MAX_QUERY_TERMS]
+        typed = query_word_list(query.text)[:MAX_QUERY_TERMS] if phrases else []
         weighted = [
             replace(
                 h,
                 score=h.score * role_weight(_role(h), words) * brevity_weight(h.tokens)
-                * (phrase_weight(typed, h.content) if phrases else 1.0),
+                * (phrase_weight(typed, h.content) if typed else 1.0),
             )
             for h in hits
         ]

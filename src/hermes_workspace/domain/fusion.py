@@ -16,6 +16,7 @@ from typing import Literal, TypeVar
 
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.query import Compound, Query, split_words
+from hermes_workspace.domain.ranking import longest_ordered_run
 from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD
 
 K = TypeVar("K", bound=Hashable)
@@ -209,9 +210,8 @@ def is_distinctive(query: Query, kind: QueryKind, best_keyword: str | None) -> b
     words = [w.casefold() for w in split_words(query.text)]
     if len(words) < PHRASE_WORDS:
         return False
-    runs = {tuple(words[i : i + PHRASE_WORDS]) for i in range(len(words) - PHRASE_WORDS + 1)}
     text = [w.casefold() for w in split_words(best_keyword)]
-    return any(tuple(text[i : i + PHRASE_WORDS]) in runs for i in range(len(text) - PHRASE_WORDS + 1))
+    return longest_ordered_run(words, text) >= PHRASE_WORDS
 
 
 def keep_best_keyword_hit(hits: Sequence[SearchHit], rank: int = KEEP_KEYWORD_RANK) -> list[SearchHit]:

@@ -19,7 +19,7 @@ Both hold for any repository and use no per-query rule:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePath
 from typing import Literal
 
@@ -109,23 +109,37 @@ def phrase_weight(query_words: Sequence[str], content: str) -> float:
     which chunks match."""
     if len(query_words) < PHRASE_MIN_WORDS:
         return 1.0
-    words = query_word_list(content)
+
+    def counts(run: Sequence[str]) -> bool:
+        return len(run) >= PHRASE_MIN_WORDS and sum(1 for w in run if w not in ENGLISH_STOPWORDS) >= 2
+
+    best = longest_ordered_run(query_words, query_word_list(content), counts)
+    return 1.0 + PHRASE_STRENGTH * best / len(query_words) if best else 1.0
+
+
+def longest_ordered_run(
+    query_words: Sequence[str],
+    text_words: Sequence[str],
+    counts: Callable[[Sequence[str]], bool] | None = None,
+) -> int:
+    """Length of the longest run of consecutive ``query_words`` that also occurs, in that order
+    and consecutively, in ``text_words`` (both case-folded), among the runs ``counts`` accepts
+    (all when ``None``); 0 when there is none. Dynamic programming over the query words and the
+    text positions of each word: O(query words x occurrences)."""
     positions: dict[str, list[int]] = {}
-    for i, word in enumerate(words):
+    for i, word in enumerate(text_words):
         positions.setdefault(word, []).append(i)
     best = 0
-    previous: dict[int, int] = {}  # content position -> length of the run ending there
+    previous: dict[int, int] = {}  # text position -> length of the run ending there
     for qi, word in enumerate(query_words):
         current: dict[int, int] = {}
         for position in positions.get(word, ()):
             length = previous.get(position - 1, 0) + 1
             current[position] = length
-            if length > best and length >= PHRASE_MIN_WORDS:
-                run = query_words[qi - length + 1 : qi + 1]
-                if sum(1 for w in run if w not in ENGLISH_STOPWORDS) >= 2:
-                    best = length
+            if length > best and (counts is None or counts(query_words[qi - length + 1 : qi + 1])):
+                best = length
         previous = current
-    return 1.0 + PHRASE_STRENGTH * best / len(query_words) if best else 1.0
+    return best
 
 
 SHORT_CHUNK_WORDS = 8
