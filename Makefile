@@ -18,7 +18,7 @@ install: $(BIN)/python
 # torch first and pinned: the CPU build; anything else would pull a CUDA build of several GB.
 install-dev: $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[workspace,semantic,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[workspace,semantic,mcp,dev]'
 
 install-semantic: $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0

@@ -7,12 +7,15 @@ internals: no ignore files, no charset detection, term-frequency ranking instead
 from __future__ import annotations
 
 import math
+import secrets
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
 from hermes_workspace.domain.chunking import build_chunks
 from hermes_workspace.domain.config import WorkspaceConfig
@@ -21,6 +24,8 @@ from hermes_workspace.domain.constants import BINARY_SUFFIXES
 from hermes_workspace.domain.errors import (
     BinaryContentError,
     DecodeError,
+    HandleExpiredError,
+    HandleNotFoundError,
     IndexBusyError,
     RerankTimeoutError,
     StoreError,
@@ -31,6 +36,7 @@ from hermes_workspace.domain.model import (
     DiscoveryProblem,
     ExcludedPath,
     FileRecord,
+    ResultSet,
     Root,
     SearchHit,
     SkippedFile,
@@ -665,3 +671,61 @@ class ScriptedReranker:
         if time.monotonic() > deadline:
             raise RerankTimeoutError("the scripted reranker missed its deadline")
         return [float(h.content.casefold().count(self.favourite)) if self.favourite else 0.0 for h in hits]
+
+
+@dataclass
+class InMemoryResultSets:
+    """A :class:`~hermes_workspace.domain.ports.ResultSetStore` in a dictionary: random 8-hex ids,
+    ``ttl_seconds`` of life (24 h by default), at most ``max_sets`` live sets (the oldest are
+    evicted first). Evicted and expired ids are remembered, so loading one raises
+    :class:`HandleExpiredError` rather than :class:`HandleNotFoundError`. ``clock``: Unix seconds,
+    replaceable in tests."""
+
+    ttl_seconds: float = 24 * 3600.0
+    max_sets: int = 200
+    clock: Callable[[], float] = field(default=time.time)
+    sets: dict[str, ResultSet] = field(default_factory=dict)
+    expired: set[str] = field(default_factory=set)
+
+    def save(self, kind: str, query: str, options: Mapping[str, Any], hits: Sequence[SearchHit]) -> ResultSet:
+        """Freeze ``hits`` under a fresh id (see the port)."""
+        now = self.clock()
+        for set_id in [s.set_id for s in self.sets.values() if s.expires_at <= now]:
+            self._evict(set_id)
+        while len(self.sets) >= self.max_sets:
+            self._evict(min(self.sets.values(), key=lambda s: s.created_at).set_id)
+        set_id = secrets.token_hex(4)
+        while set_id in self.sets or set_id in self.expired:
+            set_id = secrets.token_hex(4)
+        saved = ResultSet(set_id, kind, query, dict(options), tuple(hits), now, now + self.ttl_seconds)
+        self.sets[set_id] = saved
+        return saved
+
+    def load(self, set_id: str) -> ResultSet:
+        """The set ``set_id``; raises HandleExpiredError or HandleNotFoundError (see the port)."""
+        saved = self.sets.get(set_id)
+        if saved is not None and saved.expires_at <= self.clock():
+            self._evict(set_id)
+            saved = None
+        if saved is not None:
+            return saved
+        if set_id in self.expired:
+            raise HandleExpiredError(f"result set {set_id} has expired")
+        raise HandleNotFoundError(f"no result set {set_id} in this index")
+
+    def _evict(self, set_id: str) -> None:
+        del self.sets[set_id]
+        self.expired.add(set_id)
+
+
+@dataclass
+class WhitespaceTokenCounter:
+    """A :class:`~hermes_workspace.domain.ports.TokenCounter` for tests: one token per run of
+    non-space characters. Not a model's tokenizer: real budgets use
+    :class:`~hermes_workspace.adapters.tiktoken_counter.TiktokenCounter`."""
+
+    name: str = "whitespace"
+
+    def count(self, text: str) -> int:
+        """Runs of non-whitespace characters in ``text``."""
+        return len(text.split())

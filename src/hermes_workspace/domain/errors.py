@@ -181,6 +181,32 @@ class RerankerUnavailableError(WorkspaceError):
     default_hint = "Install the semantic extra, check knowledgebase.reranker in config.yaml, or set its provider to none."
 
 
+class HandleNotFoundError(WorkspaceError):
+    """A handle or cursor names no result set this index holds (EX_NOINPUT): mistyped, or made
+    by another index."""
+
+    code = "handle_not_found"
+    exit_code = 66
+    default_hint = "Run the search again and use a handle from its hits (they look like k3f9q2ab:3)."
+
+
+class HandleExpiredError(WorkspaceError):
+    """A handle or cursor names a result set that expired or was evicted (EX_NOINPUT)."""
+
+    code = "handle_expired"
+    exit_code = 66
+    default_hint = "Run the search again: handles last knowledgebase.handles.ttl_hours (24 h by default)."
+
+
+class TokenizerUnavailableError(WorkspaceError):
+    """The token counter for budgets cannot be loaded (EX_UNAVAILABLE): its rank file is missing
+    or does not have its published SHA-256. Budgets are never estimated from bytes instead."""
+
+    code = "tokenizer_unavailable"
+    exit_code = 69
+    default_hint = "Reinstall hermes-workspace: the o200k_base rank file ships inside the package."
+
+
 def reraise_interrupt(exc: BaseException) -> None:
     """Raise the ``KeyboardInterrupt`` found in ``exc`` or its chain of causes and contexts, if
     any; else return. For handlers that turn failures into results (a per-file error, a fallback,

@@ -257,6 +257,13 @@ class SearchHit:
     (the best-ranked copy), each as a :class:`Duplicate` (path and lines), in rank order; in the
     JSON a list of ``{"path", "line_start", "line_end"}`` objects, present only when non-empty.
     The rule is in :mod:`hermes_workspace.domain.diversity`.
+
+    Verification (set by ``search`` and ``retrieve``, in the JSON when set): ``file_hash``, the
+    SHA-256 hex digest of the file's bytes when it was indexed (what ``read`` compares the file
+    on disk with); ``stale``, True when the file on disk is no longer those bytes (edited or
+    deleted since indexing: its line range may point at other text), False when it still is;
+    ``handle``, the stable ``SET:ORDINAL`` name of this hit in a persisted result set
+    (:mod:`hermes_workspace.domain.handles`), for ``read HANDLE``.
     """
 
     path: Path
@@ -280,6 +287,9 @@ class SearchHit:
     root: Path | None = None
     duplicates: tuple[Duplicate, ...] = ()
     file_rank: int | None = None
+    file_hash: str | None = None
+    stale: bool | None = None
+    handle: str | None = None
 
     @property
     def key(self) -> tuple[Path, int]:
@@ -290,7 +300,8 @@ class SearchHit:
         """The flat JSON object of seed 000: path, line_start, line_end, section, chunk_index,
         score, tokens, modified, content; ``breadcrumb`` (the chunk's unit path, or ``null``) and
         ``definitions`` (a list of qualified names) always; plus ``exact_matches``,
-        ``definition_matches``, ``file_rank`` and the provenance fields when they are set, and
+        ``definition_matches``, ``file_rank``, ``file_hash``, ``stale``, ``handle`` and the
+        provenance fields when they are set, and
         ``duplicates`` when non-empty."""
         data = asdict(self)
         data["path"] = str(self.path)
@@ -299,7 +310,7 @@ class SearchHit:
         if data["definition_matches"] is None:
             del data["definition_matches"]
         data["score"] = round(self.score, 6)
-        for name in ("exact_matches", "file_rank"):
+        for name in ("exact_matches", "file_rank", "file_hash", "stale", "handle"):
             if data[name] is None:
                 del data[name]
         if self.duplicates:
@@ -437,6 +448,25 @@ class IndexSummary:
             "excluded": dict(sorted(self.excluded.items())),
             **({"semantic": self.semantic.to_json()} if self.semantic is not None else {}),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ResultSet:
+    """One frozen list of hits, persisted so that handles and cursors name the same hits later
+    (:mod:`hermes_workspace.domain.handles`).
+
+    ``set_id``: 8 lowercase hex characters, random, never reused; ``kind``: ``"search"`` or
+    ``"retrieve"``; ``query`` and ``options`` (JSON-able: mode, path, glob, limit, budget...) as
+    asked; ``hits``: the hits in rank order (handle ``set_id:1`` is ``hits[0]``), each with its
+    content, ``file_hash`` and ``root``; ``created_at`` and ``expires_at``: Unix seconds."""
+
+    set_id: str
+    kind: str
+    query: str
+    options: dict[str, Any]
+    hits: tuple[SearchHit, ...]
+    created_at: float
+    expires_at: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from hermes_workspace.domain.model import (
     DiscoveryProblem,
     ExcludedPath,
     FileRecord,
+    ResultSet,
     Root,
     SearchHit,
     SkippedFile,
@@ -410,4 +411,45 @@ class WorkspaceLayout(Protocol):
         """Create ``primary/.index``; with ``create_folders``, also ``docs/ notes/ data/ code/
         uploads/ media/`` and a ``.hermesignore`` holding the default rules, unless one exists
         (a user's file is never overwritten)."""
+        ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts the tokens a model would see, for budgets (``retrieve --budget``)."""
+
+    @property
+    def name(self) -> str:
+        """The encoding counted, e.g. ``"o200k_base"``."""
+        ...
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text`` (special-token strings such as ``<|endoftext|>`` count as ordinary
+        text). Never raises for any ``str``."""
+        ...
+
+
+@runtime_checkable
+class ResultSetStore(Protocol):
+    """Persists result sets so that handles (``SET:ORDINAL``) and cursors (``SET@OFFSET``) keep
+    naming the same hits across processes and restarts, until they expire."""
+
+    def save(self, kind: str, query: str, options: Mapping[str, Any], hits: Sequence[SearchHit]) -> ResultSet:
+        """Freeze ``hits`` (rank order) under a fresh random id that no set of this store ever
+        had, drop sets past their expiry or beyond the store's size cap (oldest first), and
+        return the saved set.
+
+        Raises:
+            StoreError: the set cannot be written (read-only index, disk full).
+        """
+        ...
+
+    def load(self, set_id: str) -> ResultSet:
+        """The set ``set_id``.
+
+        Raises:
+            HandleNotFoundError: no set ever had that id here.
+            HandleExpiredError: it expired or was evicted.
+            StoreError: the database failed.
+        """
         ...
