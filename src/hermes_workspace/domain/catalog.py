@@ -106,8 +106,10 @@ class DeleteResult:
     def message(self) -> str:
         """One sentence for people and agents."""
         files = f"{self.files_deleted} file{'' if self.files_deleted == 1 else 's'}"
+        chunks = f"{self.chunks_deleted} chunk{'' if self.chunks_deleted == 1 else 's'}"
+        where = self.path if self.kind == "file" else f"under {self.path}"
         return (
-            f"removed {files} ({self.chunks_deleted} chunks) under {self.path} from the index; the files on disk "
+            f"removed {files} ({chunks}) from the index: {where}; the files on disk "
             "are untouched and stay out of the index until they change or their folder is added again "
             "with `roots add`"
         )
