@@ -7,6 +7,7 @@ Python API's ``Workspace.open(..., store=fake)`` does exactly that). No ``@injec
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -22,11 +23,13 @@ from hermes_workspace.adapters.process_pool import ProcessTaskPool, available_cp
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
 from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
+from hermes_workspace.application.catalog import DeleteFiles, Doctor, ListFiles, Readmit, check_rank_file
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.indexing import FileTools, IndexWorkspace
 from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
 from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
 from hermes_workspace.domain import constants as c
+from hermes_workspace.domain.catalog import DoctorCheck
 from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError, UsageError
 from hermes_workspace.domain.ports import Embedder, Reranker, VectorIndex
@@ -262,6 +265,33 @@ def _retrieval_settings(config: WorkspaceConfig, embedder: Embedder | None) -> R
     )
 
 
+# -- catalog (issue 10, slice C): list, delete, doctor ---------------------------------------------------
+
+TOKEN_COUNTER_MODULE = "hermes_workspace.adapters.tiktoken_counter"
+"""The o200k_base token counter, with ``RANK_FILE`` and ``RANK_FILE_SHA256`` (its published hash)."""
+
+
+def tokenizer_check() -> DoctorCheck:
+    """``doctor``'s ``tokenizer`` check: the rank file shipped with the token counter against its
+    published SHA-256; ``incomplete`` when the counter module is not part of this build."""
+    try:
+        module = importlib.import_module(TOKEN_COUNTER_MODULE)
+    except ImportError as exc:
+        return DoctorCheck("tokenizer", "incomplete", f"no token counter in this build ({exc})")
+    rank_file, digest = getattr(module, "RANK_FILE", None), getattr(module, "RANK_FILE_SHA256", None)
+    if rank_file is None or not digest:
+        return DoctorCheck("tokenizer", "incomplete", f"{TOKEN_COUNTER_MODULE} names no RANK_FILE and RANK_FILE_SHA256")
+    return check_rank_file(rank_file, digest)
+
+
+def _vectors_if_semantic(embedder: Embedder | None, opener: Callable[[], VectorIndex]) -> Callable[[], VectorIndex] | None:
+    return None if embedder is None else opener
+
+
+def _lock_probe(lock: object) -> Callable[[], tuple[bool | None, int | None]] | None:
+    return getattr(lock, "probe", None)
+
+
 class Container(containers.DeclarativeContainer):
     """Providers: ``home`` (a :class:`Path`, required), adapters as singletons, use cases as
     factories. ``config`` reloads the file on every use; ``settings`` is the first load, used to
@@ -341,6 +371,22 @@ class Container(containers.DeclarativeContainer):
         semantic=semantic_side,
         reranker=reranker,
         settings=providers.Callable(_retrieval_settings, config, embedder),
+    )
+    # Catalog (issue 10): `doctor` opens the read-only store itself, so that a damaged file is a
+    # failed check rather than an error.
+    list_files = providers.Factory(ListFiles, store=search_store)
+    delete_files = providers.Factory(
+        DeleteFiles, store=store, open_vectors=providers.Callable(_vectors_if_semantic, embedder, vector_index)
+    )
+    readmit = providers.Factory(Readmit, store=store)
+    doctor = providers.Factory(
+        Doctor,
+        index_path=index_path,
+        open_store=search_store.provider,
+        embedder=embedder,
+        open_vectors=providers.Callable(_vectors_if_semantic, embedder, search_vector_index),
+        lock_probe=providers.Callable(_lock_probe, index_lock),
+        tokenizer=providers.Object(tokenizer_check),
     )
     list_roots = providers.Factory(ListRoots, config=config_repository, home=home)
     add_root = providers.Factory(AddRoot, config=config_repository, home=home)

@@ -64,6 +64,47 @@ class FileIndexLock:
             lock.release()
 
 
+    def probe(self) -> tuple[bool | None, int | None]:
+        """Whether an index run (of this process or another) holds the lock now, without waiting
+        and without creating or writing anything (``doctor`` runs on read-only indexes):
+        ``(held, pid)``, ``pid`` as the holder wrote it in the lock file (possibly a previous
+        holder's when not held). ``(False, None)`` when there is no lock file (no run ever);
+        ``held`` is ``None`` when the platform or the file does not let us tell.
+
+        The lock is the ``flock`` that :class:`filelock.UnixFileLock` takes; a shared try-lock on
+        a read-only descriptor conflicts with it, and is released at once."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False, None
+        except OSError:
+            return None, None
+        try:
+            pid = _read_owner(fd)
+            try:
+                import fcntl
+            except ImportError:  # Windows: no flock to try
+                return None, pid
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True, pid
+            except OSError:
+                return None, pid
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False, pid
+        finally:
+            os.close(fd)
+
+
+def _read_owner(fd: int) -> int | None:
+    try:
+        text = os.read(fd, 32).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdecimal() else None
+
+
 def _write_owner(path: Path) -> None:
     try:
         with open(path, "w", encoding="ascii") as handle:  # noqa: PTH123 - same file the lock holds

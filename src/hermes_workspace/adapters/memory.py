@@ -17,6 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
 from hermes_workspace.domain.chunking import build_chunks
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.globs import PathGlob, compile_glob
@@ -176,6 +177,8 @@ class InMemoryIndexStore:
 
     files: dict[Path, tuple[FileRecord, list[Chunk]]] = field(default_factory=dict)
     excluded: dict[str, int] = field(default_factory=dict)
+    graves: dict[Path, Tombstone] = field(default_factory=dict)
+    last_run: tuple[str, dict[str, int]] | None = None
     closed: bool = False
     commits: int = field(default=0, compare=False)
     """Batches committed (see :meth:`batch`)."""
@@ -211,13 +214,14 @@ class InMemoryIndexStore:
             finally:
                 self._batch_depth -= 1
             return
-        snapshot = dict(self.files)
+        snapshot, graves = dict(self.files), dict(self.graves)
         self._batch_depth = 1
         try:
             yield
         except BaseException:
             self.files.clear()
             self.files.update(snapshot)
+            self.graves = graves
             raise
         finally:
             self._batch_depth = 0
@@ -258,10 +262,54 @@ class InMemoryIndexStore:
             chunks=sum(len(c) for _, c in self.files.values()),
             size_bytes=0,
             excluded=dict(self.excluded),
+            last_indexed_at=None if self.last_run is None else self.last_run[0],
+            skipped={} if self.last_run is None else dict(self.last_run[1]),
         )
 
     def record_exclusions(self, counts: Mapping[str, int]) -> None:
         self.excluded = dict(counts)
+
+    def list_files(
+        self, path: Path | None = None, *, recursive: bool = True, limit: int = 100, offset: int = 0
+    ) -> tuple[list[FileRecord], int]:
+        def wanted(record: FileRecord) -> bool:
+            if path is None and recursive:
+                return True
+            folder = record.root if path is None else path
+            if record.path == path:
+                return True
+            if folder not in record.path.parents:
+                return False
+            return recursive or record.path.parent == folder
+
+        matching = sorted((r for r, _ in self.files.values() if wanted(r)), key=lambda r: str(r.path))
+        start = max(0, offset)
+        return matching[start : start + max(1, limit)], len(matching)
+
+    def tombstones(self) -> list[Tombstone]:
+        return [self.graves[p] for p in sorted(self.graves, key=str)]
+
+    def add_tombstones(self, tombstones: Iterable[Tombstone]) -> None:
+        self.graves.update((t.path, t) for t in tombstones)
+
+    def remove_tombstones(self, paths: Iterable[Path] | None = None, *, under: Path | None = None) -> int:
+        doomed = {p for p in (paths or ()) if p in self.graves}
+        if under is not None:
+            doomed |= {p for p in self.graves if under in p.parents}
+        for p in doomed:
+            del self.graves[p]
+        return len(doomed)
+
+    def record_run(self, finished_at: str, skipped: Mapping[str, int]) -> None:
+        self.last_run = (finished_at, dict(skipped))
+
+    def check_integrity(self) -> list[DoctorCheck]:
+        """Dictionaries cannot be damaged: every check passes."""
+        return [
+            DoctorCheck("sqlite_integrity", "passed", "in memory"),
+            DoctorCheck("fulltext_index", "passed", "in memory"),
+            DoctorCheck("schema_version", "passed", "in memory"),
+        ]
 
     def close(self) -> None:
         self.closed = True

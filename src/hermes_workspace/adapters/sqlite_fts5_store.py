@@ -65,6 +65,7 @@ from hermes_workspace.adapters.sqlite_common import (
     stored_path,
     translated_sqlite_errors,
 )
+from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, StoreUnusableError
 from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, StoreStatus
 from hermes_workspace.domain.paths import from_storage, to_storage
@@ -155,6 +156,18 @@ _ENCODINGS_TABLE = """CREATE TABLE IF NOT EXISTS file_encodings (
 ambiguous siblings, see :mod:`hermes_workspace.domain.encodings`). Added after schema version 3
 without a new version: a writer creates it when missing, and an index without it reads as one
 where no file had a legacy encoding."""
+
+_TOMBSTONES_TABLE = """CREATE TABLE IF NOT EXISTS tombstones (
+        abs_path     TEXT PRIMARY KEY,
+        content_hash TEXT NOT NULL,
+        size_bytes   INTEGER NOT NULL,
+        mtime_ns     INTEGER NOT NULL,
+        deleted_at   TEXT NOT NULL
+    )"""
+"""Files removed by ``delete`` (:class:`~hermes_workspace.domain.catalog.Tombstone`). Added after
+schema version 5 without a new version, as :data:`_ENCODINGS_TABLE`: a writer creates it when
+missing, and an index without it reads as one without tombstones. It survives a rebuild for a new
+schema version (a user's deletion is not derived data)."""
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -429,6 +442,7 @@ class SqliteFts5Store:
             version = self._read_version(conn) if "meta" in tables else None
             if version == SCHEMA_VERSION:
                 conn.execute(_ENCODINGS_TABLE)
+                conn.execute(_TOMBSTONES_TABLE)
                 return
             if version is not None and version > SCHEMA_VERSION:
                 raise StoreError(
@@ -448,6 +462,7 @@ class SqliteFts5Store:
             for statement in _SCHEMA:
                 conn.execute(statement)
             conn.execute(_ENCODINGS_TABLE)
+            conn.execute(_TOMBSTONES_TABLE)
             conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
@@ -754,7 +769,17 @@ class SqliteFts5Store:
                     pass
             row = conn.execute("SELECT value FROM meta WHERE key = ?", (_EXCLUDED_KEY,)).fetchone()
             excluded = _counts(row[0]) if row else {}
-            return StoreStatus(files=files, chunks=chunks, size_bytes=size, excluded=excluded)
+            meta = dict(conn.execute(
+                "SELECT key, value FROM meta WHERE key IN (?, ?)", (_LAST_RUN_KEY, _SKIPPED_KEY)
+            ).fetchall())
+            return StoreStatus(
+                files=files,
+                chunks=chunks,
+                size_bytes=size,
+                excluded=excluded,
+                last_indexed_at=meta.get(_LAST_RUN_KEY),
+                skipped=_counts(meta[_SKIPPED_KEY]) if _SKIPPED_KEY in meta else {},
+            )
 
         return self._run("read the index status", run)
 
@@ -774,6 +799,214 @@ class SqliteFts5Store:
             )
 
         self._run("record the excluded paths", run, write=True)
+
+    # -- catalog (list, tombstones, run record, integrity) -------------------------------------
+
+    def list_files(
+        self, path: Path | None = None, *, recursive: bool = True, limit: int = 100, offset: int = 0
+    ) -> tuple[list[FileRecord], int]:
+        """One page of file records sorted by stored path, and how many match (see
+        :meth:`IndexStore.list_files`). A folder is matched as a key range on the unique index of
+        ``abs_path`` (``dir/`` <= path < ``dir0``, ``0`` being the code point after ``/``), so a
+        page costs its rows, not the whole table.
+
+        Raises:
+            StoreError: the database failed or the store is closed.
+        """
+        where, params = _listing_filter(path, recursive)
+
+        def run(conn: apsw.Connection) -> tuple[list[FileRecord], int]:
+            (total,) = conn.execute(f"SELECT count(*) FROM files WHERE {where}", params).fetchone()
+            rows = conn.execute(
+                f"SELECT {self._file_columns(conn)} WHERE {where} ORDER BY abs_path LIMIT :limit OFFSET :offset",
+                {**params, "limit": max(1, int(limit)), "offset": max(0, int(offset))},
+            ).fetchall()
+            return [_record(row) for row in rows], total
+
+        return self._run("list indexed files", run)
+
+    def _has_tombstones(self, conn: apsw.Connection) -> bool:
+        return conn.execute(
+            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'tombstones'"
+        ).fetchone() is not None
+
+    def tombstones(self) -> list[Tombstone]:
+        """Every tombstone, sorted by path (none in an index made before they existed).
+
+        Raises:
+            StoreError: the database failed or the store is closed.
+        """
+
+        def run(conn: apsw.Connection) -> list[Tombstone]:
+            if not self._has_tombstones(conn):
+                return []
+            return [
+                Tombstone(Path(from_storage(p)), h, size, mtime_ns, at)
+                for p, h, size, mtime_ns, at in conn.execute(
+                    "SELECT abs_path, content_hash, size_bytes, mtime_ns, deleted_at FROM tombstones ORDER BY abs_path"
+                )
+            ]
+
+        return self._run("read the tombstones", run)
+
+    def add_tombstones(self, tombstones: Iterable[Tombstone]) -> None:
+        """Insert or replace tombstones in one transaction (a savepoint inside :meth:`batch`).
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        rows = [(stored_path(t.path), t.content_hash, t.size, t.mtime_ns, t.deleted_at) for t in tombstones]
+
+        def run(conn: apsw.Connection) -> None:
+            with self._write_transaction(conn):
+                conn.cursor().executemany(
+                    "INSERT OR REPLACE INTO tombstones (abs_path, content_hash, size_bytes, mtime_ns, deleted_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
+
+        self._run("record deleted files", run, write=True)
+
+    def remove_tombstones(self, paths: Iterable[Path] | None = None, *, under: Path | None = None) -> int:
+        """Delete the tombstones of ``paths`` and of every path under the folder ``under``;
+        returns how many.
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        keys = list(dict.fromkeys(stored_path(p) for p in (paths or ())))
+        folder = None if under is None else _folder_range(under)
+
+        def run(conn: apsw.Connection) -> int:
+            removed = 0
+            with self._write_transaction(conn):
+                for key in keys:
+                    conn.execute("DELETE FROM tombstones WHERE abs_path = ?", (key,))
+                    removed += conn.changes()
+                if folder is not None:
+                    conn.execute("DELETE FROM tombstones WHERE abs_path >= ? AND abs_path < ?", folder)
+                    removed += conn.changes()
+            return removed
+
+        return self._run("forget deleted files", run, write=True)
+
+    def record_run(self, finished_at: str, skipped: Mapping[str, int]) -> None:
+        """Store the finish time and skipped counts of the index run that just ended in ``meta``.
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        value = json.dumps({str(k): int(v) for k, v in sorted(skipped.items())})
+
+        def run(conn: apsw.Connection) -> None:
+            with self._write_transaction(conn):
+                conn.cursor().executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [(_LAST_RUN_KEY, finished_at), (_SKIPPED_KEY, value)],
+                )
+
+        self._run("record the index run", run, write=True)
+
+    def check_integrity(self) -> list[DoctorCheck]:
+        """``doctor``'s checks of this file, reading only:
+
+        - ``sqlite_integrity``: ``PRAGMA integrity_check`` (every b-tree and index; SQLite 3.44+
+          also runs each FTS5 table's own integrity check through ``xIntegrity``);
+        - ``fulltext_index``: FTS5's ``'integrity-check'`` command, run inside a ``SAVEPOINT``
+          that is rolled back, on a second, writable connection (the command is an ``INSERT``,
+          which a read-only connection refuses; where the file cannot be written, ``incomplete``
+          with the xIntegrity result above standing in); and, as the FTS table is contentless
+          and cannot compare itself with ``chunks``, the rowids of both must be the same set;
+        - ``schema_version``: ``meta.schema_version`` is :data:`SCHEMA_VERSION`.
+
+        Never raises for a damaged database: each problem is a ``failed`` check.
+        """
+        checks = [self._check_sqlite(), self._check_fulltext(), self._check_schema()]
+        return checks
+
+    def _check_sqlite(self) -> DoctorCheck:
+        try:
+            rows = self._run("check the index", lambda conn: [r[0] for r in conn.execute("PRAGMA integrity_check")])
+        except StoreError as exc:
+            return DoctorCheck("sqlite_integrity", "failed", exc.message)
+        if rows == ["ok"]:
+            return DoctorCheck("sqlite_integrity", "passed", "PRAGMA integrity_check: ok")
+        return DoctorCheck("sqlite_integrity", "failed", f"PRAGMA integrity_check: {'; '.join(map(str, rows[:5]))}",
+                           {"problems": [str(r) for r in rows[:20]]})
+
+    def _check_fulltext(self) -> DoctorCheck:
+        def run(conn: apsw.Connection) -> tuple[int, int, int, int]:
+            (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+            (rows,) = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()
+            (unindexed,) = conn.execute(
+                "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)"
+            ).fetchone()
+            (orphans,) = conn.execute(
+                "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)"
+            ).fetchone()
+            return chunks, rows, unindexed, orphans
+
+        try:
+            chunks, rows, unindexed, orphans = self._run("compare the full-text index with the chunks", run)
+        except StoreError as exc:
+            return DoctorCheck("fulltext_index", "failed", exc.message)
+        data: dict[str, Any] = {"chunks": chunks, "fts_rows": rows, "chunks_missing_from_fts": unindexed,
+                                "fts_rows_without_chunk": orphans}
+        if unindexed or orphans:
+            return DoctorCheck(
+                "fulltext_index", "failed",
+                f"the full-text index and the chunks disagree: {unindexed} chunks are not searchable, "
+                f"{orphans} full-text rows have no chunk; delete the index file and run `hermes-workspace index`",
+                data,
+            )
+        command = self._fts_integrity_command()
+        data["fts5_integrity_check"] = command
+        if command == "ok":
+            return DoctorCheck("fulltext_index", "passed", f"FTS5 integrity-check: ok; {chunks} chunks, all searchable",
+                               data)
+        if command.startswith("skipped"):
+            return DoctorCheck("fulltext_index", "incomplete",
+                               f"FTS5 integrity-check {command}; {chunks} chunks, all searchable "
+                               "(the FTS5 structure is covered by sqlite_integrity)", data)
+        return DoctorCheck("fulltext_index", "failed", f"FTS5 integrity-check: {command}", data)
+
+    def _fts_integrity_command(self) -> str:
+        """``ok``, the error FTS5's integrity-check raised, or ``skipped: <why>``."""
+        if not os.access(self.path, os.W_OK) or not os.access(self.path.parent, os.W_OK):
+            return "skipped: the index file is read-only here"
+        try:
+            conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
+        except apsw.Error as exc:
+            return f"skipped: cannot open the index for the check ({exc})"
+        try:
+            conn.set_busy_timeout(min(self.busy_timeout_ms, 2_000))
+            conn.execute("SAVEPOINT doctor")
+            try:
+                conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('integrity-check')")
+                return "ok"
+            except (apsw.BusyError, apsw.LockedError):
+                return "skipped: an index run holds the write lock"
+            except apsw.Error as exc:
+                return str(exc)
+            finally:
+                if not conn.get_autocommit():
+                    conn.execute("ROLLBACK TO doctor")
+                    conn.execute("RELEASE doctor")
+        except apsw.Error as exc:
+            return f"skipped: {exc}"
+        finally:
+            conn.close()
+
+    def _check_schema(self) -> DoctorCheck:
+        try:
+            version = self._run("read the schema version", self._read_version)
+        except StoreError as exc:
+            return DoctorCheck("schema_version", "failed", exc.message)
+        data = {"found": version, "expected": SCHEMA_VERSION}
+        if version == SCHEMA_VERSION:
+            return DoctorCheck("schema_version", "passed", f"schema version {version}", data)
+        return DoctorCheck("schema_version", "failed",
+                           f"schema version {version}, expected {SCHEMA_VERSION}: run `hermes-workspace index`", data)
 
     def close(self) -> None:
         """Release the connection (a writer first runs ``PRAGMA optimize``). Idempotent; the
@@ -889,6 +1122,34 @@ class SqliteFts5Store:
                 conn.execute("ROLLBACK TO batch_write")
                 conn.execute("RELEASE batch_write")
             raise
+
+
+_LAST_RUN_KEY = "last_index_at"
+"""``meta`` key: when the last index run finished (UTC ISO-8601)."""
+
+_SKIPPED_KEY = "skipped_last_run"
+"""``meta`` key: the last index run's skipped files by reason (a JSON object)."""
+
+
+def _folder_range(folder: Path) -> tuple[str, str]:
+    """``(low, high)`` such that ``low <= p < high`` holds exactly for the stored paths ``p`` under
+    ``folder`` (``'0'`` is the code point after ``'/'``)."""
+    low = stored_path(folder).rstrip("/") + "/"
+    return low, low[:-1] + "0"
+
+
+def _listing_filter(path: Path | None, recursive: bool) -> tuple[str, dict[str, Any]]:
+    """The ``WHERE`` condition of :meth:`SqliteFts5Store.list_files` and its parameters."""
+    if path is None:
+        if recursive:
+            return "1", {}
+        # Without a folder, "directly in" means directly in the file's own root.
+        return "instr(substr(abs_path, length(rtrim(root_path, '/')) + 2), '/') = 0", {}
+    low, high = _folder_range(path)
+    under = "(abs_path >= :low AND abs_path < :high)"
+    if not recursive:
+        under = f"({under[1:-1]} AND instr(substr(abs_path, length(:low) + 1), '/') = 0)"
+    return f"(abs_path = :exact OR {under})", {"exact": stored_path(path), "low": low, "high": high}
 
 
 _EXCLUDED_KEY = "excluded_last_run"

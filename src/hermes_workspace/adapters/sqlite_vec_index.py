@@ -585,6 +585,25 @@ class SqliteVecIndex:
 
         return self._run("read the vector status", run)
 
+    def check_dimensions(self) -> tuple[int | None, int]:
+        """For ``doctor``: the stored dimensions (``None`` before the first :meth:`prepare`) and
+        how many stored vectors are not that many float32 values long.
+
+        Raises:
+            StoreError: the database failed or the index is closed.
+        """
+
+        def run(conn: apsw.Connection) -> tuple[int | None, int]:
+            if not self._usable(conn):
+                return None, 0
+            _, dimensions = self._meta(conn)
+            if dimensions is None:
+                return None, 0
+            (bad,) = conn.execute("SELECT count(*) FROM vectors WHERE length(vector) != ?", (4 * dimensions,)).fetchone()
+            return dimensions, bad
+
+        return self._run("check the vector dimensions", run)
+
     def close(self) -> None:
         """Release the connection. Idempotent; the index is unusable afterwards (methods raise
         :class:`StoreError`)."""

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import structlog
 
 from hermes_workspace.application.embedding import EmbedChunks
+from hermes_workspace.domain.catalog import DELETED_BY_USER, Tombstone
 from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME, MAX_CHARS_PER_WORD
@@ -161,6 +162,9 @@ class FileTask:
     indexed: bool = False
     known_hash: str | None = None
     hint: str | None = None
+    tombstone: Tombstone | None = None
+    """Set when ``delete`` removed the file: ``known_hash`` is then the hash it had, and an
+    ``unchanged`` outcome means "still the deleted file"."""
 
 
 Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed"]
@@ -287,6 +291,10 @@ class _FileFailed(Exception):
 _UNCHANGED = "unchanged"
 """Plan step of a file whose size, mtime and settings match its record: skipped without reading."""
 
+_DELETED = DELETED_BY_USER
+"""Plan step of a file removed by ``delete`` whose size and mtime match its tombstone: skipped
+without reading."""
+
 _Step = FileTask | _FileFailed | str
 
 
@@ -361,6 +369,7 @@ class IndexWorkspace:
                     progress.finish()
                 self._prune(seen, unreadable, summary)
                 self.store.record_exclusions(summary.excluded)
+                self.store.record_run(utc_iso(self.clock()), summary.skipped)
                 if self.embedding is not None:
                     stage = "embedding"
                     summary.semantic = self.embedding.execute(progress)
@@ -414,6 +423,7 @@ class IndexWorkspace:
         """Plan every candidate (one record lookup each), then go through them in order: skip,
         or store the outcome of :func:`process_file`, computed here or ahead in worker
         processes."""
+        self._graves = {t.path: t for t in self.store.tombstones()}
         steps = [self._plan(file, signature) for file in candidates]
         tasks = [step for step in steps if isinstance(step, FileTask)]
         total = len(candidates)
@@ -433,7 +443,7 @@ class IndexWorkspace:
                         elif isinstance(step, _FileFailed):
                             raise step
                         else:
-                            summary.add_skip("unchanged")
+                            summary.add_skip("deleted_by_user" if step == _DELETED else "unchanged")
                     except _FileFailed as failed:
                         _record_failure(summary, file.path, failed)
                     batch.file_done()
@@ -474,7 +484,17 @@ class IndexWorkspace:
                  candidates=list(outcome.ambiguous))
         return retried
 
+    _graves: dict[Path, Tombstone] | None = None
+    """The tombstones read at the start of the keyword pass (files removed by ``delete``)."""
+
     def _plan(self, file: SourceFile, signature: str) -> _Step:
+        grave = (self._graves or {}).get(file.path)
+        if grave is not None:
+            # Deleted by the user: out while its bytes are the deleted ones (a changed stat is
+            # checked by hashing, as for indexed files).
+            if grave.size == file.size and grave.mtime_ns == file.mtime_ns:
+                return _DELETED
+            return FileTask(file, known_hash=grave.content_hash, tombstone=grave)
         try:
             existing = self.store.get_file(file.path)
         except StoreUnusableError:
@@ -533,6 +553,16 @@ class IndexWorkspace:
         if outcome.fallback is not None:
             log.warning("chunker failed, using the default chunker", path=str(file.path),
                         error_type=outcome.fallback.error_type, exc_info=outcome.fallback.exception)
+        if task.tombstone is not None:
+            if outcome.status == "unchanged":
+                # Same bytes, new stat (touched, copied back): remember the stat so later runs
+                # skip it without reading.
+                grave = replace(task.tombstone, size=file.size, mtime_ns=file.mtime_ns)
+                self._store(batch, lambda: self.store.add_tombstones([grave]))
+                summary.add_skip("deleted_by_user")
+                return
+            if outcome.content_hash:  # read, and changed since the delete: it is back
+                self._store(batch, lambda: self.store.remove_tombstones([file.path]))
         if outcome.status == "failed":
             assert outcome.stage is not None and outcome.problem is not None
             if outcome.changed:
@@ -585,6 +615,15 @@ class IndexWorkspace:
         ]
         if stale:
             summary.files_pruned = self.store.delete_files(stale)
+        # A deleted file that is gone from disk needs no tombstone: should it come back, it is a
+        # new file.
+        gone = [
+            path
+            for path in (self._graves or {})
+            if path not in seen and path not in unreadable and not any(p in unreadable for p in path.parents)
+        ]
+        if gone:
+            self.store.remove_tombstones(gone)
 
 
 def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> StoreUnusableError:

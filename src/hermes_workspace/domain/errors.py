@@ -207,6 +207,15 @@ class TokenizerUnavailableError(WorkspaceError):
     default_hint = "Reinstall hermes-workspace: the o200k_base rank file ships inside the package."
 
 
+class NotIndexedError(WorkspaceError):
+    """``delete`` (or another command naming indexed files) was given a path under which the
+    index holds no file (EX_NOINPUT)."""
+
+    code = "not_indexed"
+    exit_code = 66
+    default_hint = "Run `hermes-workspace list` to see the indexed files (paths are absolute, or relative to the current folder)."
+
+
 def reraise_interrupt(exc: BaseException) -> None:
     """Raise the ``KeyboardInterrupt`` found in ``exc`` or its chain of causes and contexts, if
     any; else return. For handlers that turn failures into results (a per-file error, a fallback,

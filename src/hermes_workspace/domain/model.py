@@ -24,8 +24,9 @@ ChunkKind = Literal["markdown", "code", "text"]
 ErrorStage = Literal["discover", "read", "chunk", "store"]
 """Where a per-file failure happened (seed 000): the walk/stat, decoding, chunking, or the database."""
 
-SkipReason = Literal["unchanged", "binary_suffix", "too_large", "empty", "binary_content"]
-"""Why a candidate file produced no new chunks without being an error."""
+SkipReason = Literal["unchanged", "binary_suffix", "too_large", "empty", "binary_content", "deleted_by_user"]
+"""Why a candidate file produced no new chunks without being an error (``deleted_by_user``: removed
+with ``delete`` and unchanged since, see :mod:`hermes_workspace.domain.catalog`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -481,3 +482,25 @@ class StoreStatus:
     size_bytes: int
     excluded: dict[str, int] = field(default_factory=dict)
     indexed: bool = True
+    last_indexed_at: str | None = None
+    """When the last index run finished (UTC ISO-8601), ``None`` before the first one."""
+    skipped: dict[str, int] = field(default_factory=dict)
+    """The last index run's skipped files by reason (as :attr:`IndexSummary.skipped`)."""
+    stale_estimate: dict[str, Any] | None = None
+    """How many indexed files changed on disk since, estimated from a small stat-only sample
+    (``{"total", "sampled", "changed", "missing", "unreadable", "estimated_stale", "method",
+    "examples"}``); ``None`` when not computed (a store reports none; ``Workspace.status`` adds it)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"indexed", "files", "chunks", "size_bytes", "excluded", "last_indexed_at",
+        "skipped_last_run", "stale_estimate"}``."""
+        return {
+            "indexed": self.indexed,
+            "files": self.files,
+            "chunks": self.chunks,
+            "size_bytes": self.size_bytes,
+            "excluded": dict(sorted(self.excluded.items())),
+            "last_indexed_at": self.last_indexed_at,
+            "skipped_last_run": dict(sorted(self.skipped.items())),
+            "stale_estimate": self.stale_estimate,
+        }

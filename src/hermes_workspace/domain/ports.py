@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.model import (
     Chunk,
@@ -166,6 +167,49 @@ class IndexStore(Protocol):
     def record_exclusions(self, counts: Mapping[str, int]) -> None:
         """Remember the always-on exclusions of the index run that just finished (category ->
         count), replacing the previous run's, for :meth:`status`."""
+        ...
+
+    # -- catalog: list, delete with tombstones, run record, integrity (issue 10) --------------
+
+    def list_files(
+        self, path: Path | None = None, *, recursive: bool = True, limit: int = 100, offset: int = 0
+    ) -> tuple[list[FileRecord], int]:
+        """One page of indexed files sorted by absolute path (as stored: code point order), and
+        the total that match. ``path`` ``None``: every file; else the file at ``path`` itself, or
+        the files under the folder ``path`` (only those directly in it unless ``recursive``).
+        ``limit`` >= 1, ``offset`` >= 0 (callers validate); paging happens in the store."""
+        ...
+
+    def tombstones(self) -> list[Tombstone]:
+        """Every tombstone (files removed by ``delete``), sorted by path."""
+        ...
+
+    def add_tombstones(self, tombstones: Iterable[Tombstone]) -> None:
+        """Store tombstones, replacing any for the same path (joins an open :meth:`batch`).
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        ...
+
+    def remove_tombstones(self, paths: Iterable[Path] | None = None, *, under: Path | None = None) -> int:
+        """Forget the tombstones of ``paths``, and of every path under the folder ``under``;
+        returns how many there were (joins an open :meth:`batch`).
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        ...
+
+    def record_run(self, finished_at: str, skipped: Mapping[str, int]) -> None:
+        """Remember when the last index run finished (UTC ISO-8601) and its skipped files by
+        reason, for :meth:`status` (``last_indexed_at``, ``skipped``)."""
+        ...
+
+    def check_integrity(self) -> list[DoctorCheck]:
+        """The store's own checks for ``doctor`` (database structure, full-text index, schema
+        version), without writing anything. Never raises for a damaged index: that is a
+        ``failed`` check."""
         ...
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,9 @@ from dependency_injector import providers
 from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
-from hermes_workspace.domain.errors import IndexNotFoundError, UsageError
+from hermes_workspace.application.catalog import STALE_SAMPLE, absolute, sample_drift
+from hermes_workspace.domain.catalog import DeleteResult, DoctorReport, FileListing
+from hermes_workspace.domain.errors import IndexNotFoundError, NotIndexedError, UsageError
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.domain.semantic import SEARCH_MODES
@@ -165,7 +168,16 @@ class Workspace:
         """
         _check_type("path", path, (str, os.PathLike))
         _check_type("recursive", recursive, (bool, type(None)))
-        return self._container.add_root().execute(os.fspath(path), recursive=recursive)
+        change = self._container.add_root().execute(os.fspath(path), recursive=recursive)
+        self._readmit(change.path)
+        return change
+
+    def _readmit(self, folder: Path) -> int:
+        """Drop the tombstones under ``folder`` (files removed with :meth:`delete` come back at
+        the next index); 0 without an index. See :mod:`hermes_workspace.application.catalog`."""
+        if not self._container.store.overridden and not self.index_path.exists():
+            return 0
+        return self._container.readmit().execute(folder)
 
     def remove_root(self, path: str | os.PathLike[str]) -> Root:
         """Remove an added root.
@@ -261,12 +273,70 @@ class Workspace:
         )
 
     def status(self) -> StoreStatus:
-        """Files, chunks, bytes on disk and the last run's exclusions of the index; before the
-        first index, zeros with ``indexed=False``. Raises ``StoreError`` (damaged index)."""
+        """Files, chunks, bytes on disk, the last run's exclusions and skipped files by reason,
+        when the last index run finished (``last_indexed_at``), and ``stale_estimate``: how many
+        indexed files changed on disk since, estimated by stat-ing a random sample of
+        :data:`~hermes_workspace.application.catalog.STALE_SAMPLE` files (an estimate: a touched
+        file counts as changed; ``doctor`` hashes). Before the first index, zeros with
+        ``indexed=False``. Raises ``StoreError`` (damaged index)."""
         try:
-            return self._container.search_store().status()
+            store = self._container.search_store()
+            status = store.status()
         except IndexNotFoundError:
             return StoreStatus(files=0, chunks=0, size_bytes=0, indexed=False)
+        sample = sample_drift(list(store.file_records()), sample_size=STALE_SAMPLE, hash_changed=False)
+        return replace(status, stale_estimate=sample.to_json())
+
+    # -- catalog (issue 10): list, delete, doctor ---------------------------------------------------
+
+    def list_files(
+        self, path: str | os.PathLike[str] | None = None, *, recursive: bool = True, limit: int = 100, offset: int = 0
+    ) -> FileListing:
+        """Indexed files sorted by path, one page: under ``path`` (a folder, or a file; ``None``:
+        all; relative paths are taken from the current folder), only those directly in it when
+        ``recursive`` is False, from ``offset`` (0-based), at most ``limit`` (1..1000). Each file
+        has ``path, root, content_hash, size_bytes, modified_at, indexed_at, chunks, encoding``;
+        the listing ``total``, ``offset``, ``limit`` and ``next_offset`` (``None`` on the last
+        page).
+
+        Raises:
+            UsageError: a bad argument.
+            IndexNotFoundError: nothing was indexed yet.
+        """
+        _check_type("path", path, (str, os.PathLike, type(None)))
+        _check_type("recursive", recursive, bool)
+        _check_type("limit", limit, int)
+        _check_type("offset", offset, int)
+        return self._container.list_files().execute(path, recursive=recursive, limit=limit, offset=offset)
+
+    def delete(self, path: str | os.PathLike[str]) -> DeleteResult:
+        """Remove the file at ``path``, or every indexed file under the folder ``path``, from the
+        index (never from disk), with their vectors; they stay out of later index runs until
+        their content changes or ``add_root`` is called for a folder holding them. Takes the
+        index lock, as :meth:`index` does.
+
+        Raises:
+            UsageError: ``path`` is not a non-empty string or path.
+            NotIndexedError: nothing is indexed at or under ``path`` (exit 66).
+            IndexBusyError: an index run is in progress.
+            StoreError: the index cannot be written.
+        """
+        _check_type("path", path, (str, os.PathLike))
+        target = absolute(path)  # before the lock: an empty path is a usage error, not a wait
+        if not self.index_path.exists():
+            raise NotIndexedError(f"nothing is indexed at or under {target}: there is no index yet",
+                                  hint="Run `hermes-workspace index` first.")
+        lock = self._container.index_lock()
+        with lock.hold():
+            return self._container.delete_files().execute(target)
+
+    def doctor(self) -> DoctorReport:
+        """Check the index without repairing or writing anything: SQLite and FTS5 integrity,
+        schema version, vector provenance and dimensions, the tokenizer's rank file, the index
+        lock, and drift between the index and the disk on a sample of up to 200 files. Each check
+        is ``passed``, ``failed`` or ``incomplete``; ``report.ok`` is False when one failed.
+        Never raises for a damaged index (that is a failed check)."""
+        return self._container.doctor().execute()
 
     def semantic_status(self) -> dict[str, Any]:
         """What semantic search can do now, without embedding anything: ``{"status"`` (see

@@ -205,7 +205,9 @@ def search_command(
 
 @app.command(name="status")
 def status_command() -> _Output:
-    """Show the index location, its files, chunks and size on disk, and what semantic search can do."""
+    """Show the index location, its files, chunks and size on disk, when it was last indexed, the
+    last run's exclusions and skipped files, an estimate of the files changed since (a small
+    stat-only sample), and what semantic search can do."""
     with _workspace() as ws:
         status = ws.status()
         data = {
@@ -216,10 +218,102 @@ def status_command() -> _Output:
             "size_bytes": status.size_bytes,
             "excluded": dict(sorted(status.excluded.items())),
             "semantic": ws.semantic_status(),
+            "last_indexed_at": status.last_indexed_at,
+            "skipped_last_run": dict(sorted(status.skipped.items())),
+            "stale_estimate": status.stale_estimate,
         }
         if not status.indexed:
             data["note"] = "nothing is indexed yet: run `hermes-workspace index`"
     return _Output(data, lambda con: _human_status(con, data))
+
+
+# -- catalog (issue 10): list, delete, doctor ------------------------------------------------------------
+
+
+@app.command(name="list")
+def list_command(
+    path: str | None = None, /, *, recursive: bool = True, limit: str | None = None, offset: str | None = None
+) -> _Output:
+    """List the indexed files with their hash, size, times and chunk count, sorted by path.
+
+    Parameters
+    ----------
+    path
+        A folder (its files) or one file; default: every indexed file. Relative to the current folder.
+    recursive
+        Files in sub-folders too (default), or only those directly in the folder (--no-recursive).
+    limit
+        Files per page, 1 to 1000 (default 100).
+    offset
+        Files to skip (0-based); the answer's next_offset is the next page's.
+    """
+    with _workspace() as ws:
+        listing = ws.list_files(path, recursive=recursive, limit=_parse_int("--limit", limit, 100),
+                                offset=_parse_int("--offset", offset, 0))
+    return _Output(listing.to_json(), lambda con: _human_listing(con, listing))
+
+
+@app.command(name="delete")
+def delete_command(path: str, /) -> _Output:
+    """Remove a file, or every indexed file under a folder, from the index (never from disk).
+
+    They stay out of later `index` runs until their content changes, or until `roots add` is run
+    for a folder that holds them.
+
+    Parameters
+    ----------
+    path
+        An indexed file or a folder holding indexed files. Relative to the current folder.
+    """
+    with _workspace() as ws:
+        result = ws.delete(path)
+    return _Output(result.to_json(), lambda con: con.print(_safe(result.message), markup=False))
+
+
+@app.command(name="doctor")
+def doctor_command() -> _Output:
+    """Check the index without changing it: SQLite and FTS5 integrity, schema version, vectors,
+    tokenizer file, index lock, and drift between the index and the disk (a sample of 200 files).
+
+    Exit 0 when every check passed or could not be done (incomplete), 1 when one failed.
+    """
+    with _workspace() as ws:
+        report = ws.doctor()
+    return _Output(report.to_json(), lambda con: _human_doctor(con, report), exit_code=report.exit_code)
+
+
+def _parse_int(option: str, value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise UsageError(f"{option} must be a whole number, got {value!r}") from None
+
+
+def _human_listing(console: Any, listing: Any) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None)
+    table.add_column("path", overflow="fold")
+    table.add_column("size", justify="right")
+    table.add_column("chunks", justify="right")
+    table.add_column("modified")
+    table.add_column("sha256")
+    for r in listing.files:
+        table.add_row(Text(_safe(r.path)), str(r.size), str(r.chunk_count), r.modified_at, r.content_hash[:12])
+    console.print(table)
+    shown = f"{listing.offset + 1}-{listing.offset + len(listing.files)}" if listing.files else "none"
+    more = f"; next: --offset {listing.next_offset}" if listing.next_offset is not None else ""
+    console.print(f"{shown} of {listing.total} files{more}", markup=False)
+
+
+def _human_doctor(console: Any, report: Any) -> None:
+    marks = {"passed": "ok  ", "failed": "FAIL", "incomplete": "--  "}
+    for check in report.checks:
+        console.print(_safe(f"{marks[check.status]} {check.name}: {check.detail}"), markup=False)
+    console.print("all checks passed or could not run" if report.ok else "some checks failed", markup=False)
 
 
 def _human_status(console: Any, data: dict[str, Any]) -> None:
@@ -227,6 +321,15 @@ def _human_status(console: Any, data: dict[str, Any]) -> None:
         _safe(f"{data['index_path']}: {data['files']} files, {data['chunks']} chunks, {data['size_bytes'] / 1e6:.1f} MB"),
         markup=False,
     )
+    if data.get("last_indexed_at"):
+        console.print(f"last indexed: {data['last_indexed_at']}", markup=False)
+    stale = data.get("stale_estimate")
+    if stale and stale["sampled"]:
+        console.print(f"changed on disk since (estimate from {stale['sampled']} files, stat only): "
+                      f"about {stale['estimated_stale']} of {stale['total']}", markup=False)
+    if data.get("skipped_last_run"):
+        counts = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in data["skipped_last_run"].items())
+        console.print(f"skipped by the last run: {counts}", markup=False)
     if data.get("note"):
         console.print(_safe(f"note: {data['note']}"), markup=False)
     if data["excluded"]:
