@@ -427,15 +427,60 @@ def _notes(pack: RetrievePack, left_for_budget: int, left_for_chunks: int, extra
     return notes
 
 
-def minimum_budget(
-    query: str, counter: TokenCounter, *, coverage: Mapping[str, Any] | None = None, cursor: str | None = None,
-    result_set: str | None = None, offset: int = 0, notes: Sequence[str] = (),
-) -> int:
-    """Tokens of the smallest response for ``query``: no block, nothing listed, the notes."""
-    pack = RetrievePack(query, 0, counter.name, coverage=dict(coverage or {}), cursor=cursor,
-                        result_set=result_set, offset=offset)
-    pack.notes = _notes(pack, 0, 0, notes)
+@dataclass(slots=True)
+class _Plan:
+    regions: list[_Region]
+    shown: list[_Region]
+    by_chunks: list[_Region]
+    cursor: str | None
+    relative: Callable[[SearchHit, Path], str]
+
+
+def _plan(candidates: Sequence[SearchHit], max_chunks: int, offset: int, set_id: str | None,
+          roots: Sequence[Path]) -> _Plan:
+    if max_chunks < 1:
+        raise UsageError(f"max_chunks must be >= 1, got {max_chunks}")
+    if offset < 0:
+        raise UsageError(f"offset must be >= 0, got {offset}")
+    window = list(candidates[offset : offset + window_size(max_chunks)])
+    end = offset + len(window)
+    cursor = f"{set_id}@{end}" if set_id is not None and end < len(candidates) else None
+    roots = tuple(roots)
+
+    def relative(hit: SearchHit, path: Path) -> str:
+        return relative_path(hit.root, path, roots)
+
+    regions = _diverse(_regions(window, offset, relative))
+    return _Plan(regions, regions[:max_chunks], regions[max_chunks:], cursor, relative)
+
+
+def _floor(pack: RetrievePack, plan: _Plan, notes: Sequence[str], counter: TokenCounter) -> int:
+    """Tokens of the smallest response a pack of ``plan`` can shrink to: no block, nothing
+    listed, every region counted in ``omitted_more`` and the notes saying why."""
+    pack.blocks, pack.omitted, pack.omitted_more = [], [], len(plan.regions)
+    pack.truncated = bool(plan.shown)
+    pack.notes = _notes(pack, len(plan.shown), len(plan.by_chunks), notes)
     return _Fitter(counter, 0).measure(pack)
+
+
+def minimum_budget(
+    query: str,
+    counter: TokenCounter,
+    candidates: Sequence[SearchHit] = (),
+    *,
+    max_chunks: int = DEFAULT_MAX_CHUNKS,
+    offset: int = 0,
+    set_id: str | None = None,
+    roots: Sequence[Path] = (),
+    coverage: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
+) -> int:
+    """The smallest budget :func:`pack_hits` accepts for these arguments (the same ones): the
+    tokens of its response with no block and nothing listed."""
+    plan = _plan(candidates, max_chunks, offset, set_id, roots)
+    pack = RetrievePack(query, 0, counter.name, coverage=dict(coverage or {}), cursor=plan.cursor,
+                        result_set=set_id, offset=offset)
+    return _floor(pack, plan, notes, counter)
 
 
 def pack_hits(
@@ -458,28 +503,20 @@ def pack_hits(
     notes (fallbacks), copied first.
 
     Raises:
-        UsageError: ``budget`` is below the smallest possible response (the hint gives that
-            minimum), or ``max_chunks < 1``, or ``offset < 0``.
+        UsageError: ``budget`` is below :func:`minimum_budget` (the hint gives it), or
+            ``max_chunks < 1``, or ``offset < 0``.
     """
-    if max_chunks < 1:
-        raise UsageError(f"max_chunks must be >= 1, got {max_chunks}")
-    if offset < 0:
-        raise UsageError(f"offset must be >= 0, got {offset}")
-    size = window_size(max_chunks)
-    window = list(candidates[offset : offset + size])
-    end = offset + len(window)
-    cursor = f"{set_id}@{end}" if set_id is not None and end < len(candidates) else None
-    roots = tuple(roots)
-
-    def relative(hit: SearchHit, path: Path) -> str:
-        return relative_path(hit.root, path, roots)
-
-    regions = _diverse(_regions(window, offset, relative))
-    pack = RetrievePack(query, budget, counter.name, coverage=dict(coverage or {}), cursor=cursor,
+    plan = _plan(candidates, max_chunks, offset, set_id, roots)
+    regions, shown, by_chunks, relative = plan.regions, plan.shown, plan.by_chunks, plan.relative
+    pack = RetrievePack(query, budget, counter.name, coverage=dict(coverage or {}), cursor=plan.cursor,
                         result_set=set_id, offset=offset)
+    minimum = _floor(pack, plan, notes, counter)
+    if minimum > budget:
+        raise UsageError(
+            f"a budget of {budget} tokens cannot hold even an empty response",
+            hint=f"Give a budget of at least {minimum} tokens (the default is {DEFAULT_BUDGET}).",
+        )
     fitter = _Fitter(counter, budget)
-    shown = regions[:max_chunks]
-    by_chunks = regions[max_chunks:]
     left: list[_Region] = []
     dropped = 0  # blocks removed by the final check (not expected: each placement was counted)
     listing = False  # placing blocks (omitted_more is a placeholder) or listing what was left out
@@ -494,14 +531,7 @@ def pack_hits(
         return fitter.fits(pack)
 
     pending = len(regions)
-    if not settle(pending):
-        minimum = minimum_budget(query, counter, coverage=coverage, cursor=cursor, result_set=set_id,
-                                 offset=offset, notes=notes)
-        raise UsageError(
-            f"a budget of {budget} tokens cannot hold even an empty response",
-            hint=f"Give a budget of at least {max(minimum, fitter.measure(pack))} tokens "
-                 f"(the default is {DEFAULT_BUDGET}).",
-        )
+    settle(pending)
     for region in shown:
         pending -= 1
         pack.blocks.append(_block(region, relative))
