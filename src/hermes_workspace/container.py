@@ -20,19 +20,22 @@ from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.filesystem_layout import FilesystemLayout
 from hermes_workspace.adapters.filesystem_source import FilesystemSource
 from hermes_workspace.adapters.process_pool import ProcessTaskPool, available_cpus
+from hermes_workspace.adapters.memory import InMemoryResultSets
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
+from hermes_workspace.adapters.tiktoken_counter import TiktokenCounter
 from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
 from hermes_workspace.application.catalog import DeleteFiles, Doctor, ListFiles, Readmit, check_rank_file
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.indexing import FileTools, IndexWorkspace
+from hermes_workspace.application.retrieve import RetrieveContext
 from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
 from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.catalog import DoctorCheck
 from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError, UsageError
-from hermes_workspace.domain.ports import Embedder, Reranker, VectorIndex
+from hermes_workspace.domain.ports import Embedder, Reranker, ResultSetStore, TokenCounter, VectorIndex
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -290,6 +293,19 @@ def _vectors_if_semantic(embedder: Embedder | None, opener: Callable[[], VectorI
 
 def _lock_probe(lock: object) -> Callable[[], tuple[bool | None, int | None]] | None:
     return getattr(lock, "probe", None)
+def _retrieve_context(
+    search: SearchWorkspace, counter: TokenCounter, result_sets: ResultSetStore, config: WorkspaceConfig,
+    home: Path,
+) -> RetrieveContext:
+    return RetrieveContext(
+        search=search.execute,
+        counter=counter,
+        result_sets=result_sets,
+        roots=[root.path for root in config.all_roots(home)],
+        files_indexed=lambda: search.store.status().files,
+        default_budget=config.injection.max_tokens,
+        default_max_chunks=config.injection.max_chunks,
+    )
 
 
 class Container(containers.DeclarativeContainer):
@@ -387,6 +403,14 @@ class Container(containers.DeclarativeContainer):
         open_vectors=providers.Callable(_vectors_if_semantic, embedder, search_vector_index),
         lock_probe=providers.Callable(_lock_probe, index_lock),
         tokenizer=providers.Object(tokenizer_check),
+    )
+    # retrieve (issue 10, slice A): budgets in o200k_base tokens; candidate lists frozen as result
+    # sets. The in-memory set store is a stand-in until the SQLite one (slice B) is wired here.
+    token_counter = providers.Singleton(TiktokenCounter)
+    result_sets = providers.Singleton(InMemoryResultSets)
+    retrieve_context = providers.Factory(
+        _retrieve_context, search=search_workspace, counter=token_counter, result_sets=result_sets, config=config,
+        home=home,
     )
     list_roots = providers.Factory(ListRoots, config=config_repository, home=home)
     add_root = providers.Factory(AddRoot, config=config_repository, home=home)

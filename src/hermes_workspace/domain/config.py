@@ -144,6 +144,27 @@ class RerankerConfig:
     deadline_ms: int = 2_000
 
 
+TURN_RETRIEVAL_MODES = ("off", "gated", "always")
+"""``knowledgebase.retrieval_mode`` (seed 001): ``off`` (no automatic retrieval; the tool and
+``retrieve`` still work), ``gated`` (only for messages that look workspace-relevant, and only when
+a hit matches the query's words), ``always`` (every turn)."""
+
+MAX_INJECTION_CHUNKS = 50
+MIN_INJECTION_TOKENS = 256
+"""Smallest ``knowledgebase.injection.max_tokens``: the framing and the response's own fields
+take about 150 tokens, so a smaller budget holds no evidence at all."""
+MAX_INJECTION_TOKENS = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionConfig:
+    """``knowledgebase.injection`` (seed 001): the default block limit (``max_chunks``) and
+    token budget (``max_tokens``, o200k_base tokens) of ``retrieve`` and turn-by-turn context."""
+
+    max_chunks: int = 6
+    max_tokens: int = 3200
+
+
 @dataclass(frozen=True, slots=True)
 class WorkspaceConfig:
     """The validated configuration.
@@ -162,6 +183,8 @@ class WorkspaceConfig:
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     retriever: RetrieverConfig = field(default_factory=RetrieverConfig)
     reranker: RerankerConfig = field(default_factory=RerankerConfig)
+    retrieval_mode: str = "off"
+    injection: InjectionConfig = field(default_factory=InjectionConfig)
 
     @property
     def default_mode(self) -> str:
@@ -274,6 +297,8 @@ class WorkspaceConfig:
             embedder=_embedder(_section(kb, "embedder", prefix="knowledgebase.")),
             retriever=_retriever(_section(kb, "retriever", prefix="knowledgebase.")),
             reranker=_reranker(_section(kb, "reranker", prefix="knowledgebase.")),
+            retrieval_mode=_retrieval_mode(kb),
+            injection=_injection(_section(kb, "injection", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
             roots=_roots(kb.get("roots"), base_dir),
@@ -363,7 +388,9 @@ def _choice(data: Mapping[str, Any], key: str, default: str, name: str, choices:
 
 _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path"}),
-    "knowledgebase": frozenset({"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker"}),
+    "knowledgebase": frozenset(
+        {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection"}
+    ),
     "knowledgebase.roots[]": frozenset({"path", "recursive"}),
     "knowledgebase.chunking": frozenset({"chunk_size", "overlap", "threshold"}),
     "knowledgebase.indexing": frozenset({"max_file_mb"}),
@@ -373,6 +400,7 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     ),
     "knowledgebase.retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k", "max_hits_per_file"}),
     "knowledgebase.reranker": frozenset({"provider", "model", "top_n", "deadline_ms"}),
+    "knowledgebase.injection": frozenset({"max_chunks", "max_tokens"}),
 }
 """The keys of each section this version reads (``knowledgebase.roots[]``: of one root entry).
 Any other key in these sections is an error: a typo (``recusive: true``, ``modle:``) would
@@ -383,7 +411,6 @@ _NOT_IN_THIS_VERSION = {
     "knowledgebase.retriever.fused_top_k": "the reranker reorders knowledgebase.reranker.top_n fused hits",
     "knowledgebase.retriever.final_top_k": "the number of hits returned is knowledgebase.search.default_limit",
     "knowledgebase.max_file_mb": "this version reads knowledgebase.indexing.max_file_mb",
-    "knowledgebase.retrieval_mode": "turn-by-turn injection is not part of this version; searches are explicit",
     "knowledgebase.auto_index": "this version indexes when `hermes-workspace index` runs",
     "knowledgebase.watch_for_changes": "this version indexes when `hermes-workspace index` runs",
     "knowledgebase.chunking.tokenizer": "chunk sizes are counted in words",
@@ -523,6 +550,31 @@ def _reranker(data: Mapping[str, Any]) -> RerankerConfig:
     if not 1 <= deadline_ms <= 600_000:
         raise ConfigError(f"{p}deadline_ms must be >= 1 and <= 600000, got {deadline_ms}")
     return RerankerConfig(provider=provider, model=_str(data, "model", "", p + "model"), top_n=top_n, deadline_ms=deadline_ms)
+
+
+def _retrieval_mode(kb: Mapping[str, Any]) -> str:
+    # YAML 1.1 readers turn a bare `off` into false; it can only mean the mode "off".
+    if kb.get("retrieval_mode") is False:
+        return "off"
+    return _choice(kb, "retrieval_mode", "off", "knowledgebase.retrieval_mode", TURN_RETRIEVAL_MODES)
+
+
+def _injection(data: Mapping[str, Any]) -> InjectionConfig:
+    p = "knowledgebase.injection."
+    _check_keys(data, "knowledgebase.injection")
+    max_chunks = _int(data, "max_chunks", 6, p + "max_chunks")
+    max_tokens = _int(data, "max_tokens", 3200, p + "max_tokens")
+    if not 1 <= max_chunks <= MAX_INJECTION_CHUNKS:
+        raise ConfigError(
+            f"{p}max_chunks must be >= 1 and <= {MAX_INJECTION_CHUNKS}, got {max_chunks}",
+            hint="It is the most blocks one retrieve shows; the default is 6 (seed 001).",
+        )
+    if not MIN_INJECTION_TOKENS <= max_tokens <= MAX_INJECTION_TOKENS:
+        raise ConfigError(
+            f"{p}max_tokens must be >= {MIN_INJECTION_TOKENS} and <= {MAX_INJECTION_TOKENS}, got {max_tokens}",
+            hint="It is the default retrieve budget in o200k_base tokens; the default is 3200 (seed 001).",
+        )
+    return InjectionConfig(max_chunks=max_chunks, max_tokens=max_tokens)
 
 
 def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:

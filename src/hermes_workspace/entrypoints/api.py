@@ -10,7 +10,8 @@
 
 Any adapter can be replaced when opening, by its provider name in the container
 (``store``, ``search_store``, ``chunker``, ``fallback_chunker``, ``decoder``, ``file_source``,
-``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
+``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``,
+``token_counter``, ``result_sets``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
 ``search_store`` unless that is given too.
 """
@@ -18,7 +19,9 @@ with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
+import json
 import os
 from dataclasses import replace
 from collections.abc import Callable
@@ -31,8 +34,11 @@ from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
 from hermes_workspace.application.catalog import STALE_SAMPLE, absolute, sample_drift
+from hermes_workspace.application.retrieve import TURN_MODES, enrich_query, looks_workspace_relevant, user_texts
 from hermes_workspace.domain.catalog import DeleteResult, DoctorReport, FileListing
-from hermes_workspace.domain.errors import IndexNotFoundError, NotIndexedError, UsageError
+from hermes_workspace.domain.errors import IndexNotFoundError, NotIndexedError, UsageError, WorkspaceError
+from hermes_workspace.domain.packing import RetrievePack
+from hermes_workspace.domain.paths import escape_json_surrogates
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.domain.semantic import SEARCH_MODES
@@ -54,6 +60,8 @@ REPLACEABLE = (
     "embedder",
     "vector_index",
     "reranker",
+    "token_counter",
+    "result_sets",
 )
 
 
@@ -79,6 +87,43 @@ def _check_callback(progress: Callable[..., object]) -> None:
             f"progress must take (position, total, path): {exc}",
             hint="For example: ws.index(progress=lambda i, n, path: print(f'[{i}/{n}] {path}'))",
         ) from None
+
+
+TOOL_ACTIONS = {
+    "status": "status",
+    "index": "index",
+    "list": "list_files",
+    "search": "search",
+    "retrieve": "retrieve",
+    "read": "read",
+    "more": "more",
+    "delete": "delete",
+}
+"""``workspace_tool`` actions and the :class:`Workspace` method each one calls."""
+
+
+def _dumps(data: Any) -> str:
+    return escape_json_surrogates(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def _error_json(error: dict[str, Any]) -> str:
+    return _dumps({"error": error})
+
+
+def _result_json(result: Any) -> str:
+    """JSON text of a method's result: ``serialize()`` as is (a retrieve pack), else the
+    ``envelope()`` of search results, else ``to_json()``, else the value itself."""
+    if callable(getattr(result, "serialize", None)):
+        return result.serialize()
+    if callable(getattr(result, "envelope", None)):
+        return _dumps(result.envelope())
+    if callable(getattr(result, "to_json", None)):
+        return _dumps(result.to_json())
+    if isinstance(result, list):
+        return _dumps([item.to_json() if callable(getattr(item, "to_json", None)) else item for item in result])
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        return _dumps(json.loads(json.dumps(dataclasses.asdict(result), default=str)))
+    return _dumps(result)
 
 
 def _names(expected: type | tuple[type, ...]) -> str:
@@ -271,6 +316,134 @@ class Workspace:
         return self._container.search_workspace().execute(
             query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode
         )
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        budget: int | None = None,
+        path: str | os.PathLike[str] | None = None,
+        glob: str | None = None,
+        mode: str | None = None,
+        max_chunks: int | None = None,
+    ) -> RetrievePack:
+        """The best evidence for ``query`` packed into ``budget`` o200k_base tokens (default
+        ``knowledgebase.injection.max_tokens``, 3200), at most ``max_chunks`` blocks (default
+        ``knowledgebase.injection.max_chunks``, 6), in seed 001's untrusted-content framing. The
+        budget holds for ``pack.serialize()`` (the JSON the CLI prints) and for ``pack.text``
+        (the framed block to inject). ``path``, ``glob``, ``mode``: as for :meth:`search`.
+        Rules and shape: :mod:`hermes_workspace.domain.packing`; ``pack.cursor`` gives the next
+        pack (``more``).
+
+        Raises:
+            UsageError: an empty query, a budget below the smallest response (the hint gives
+                the minimum), ``max_chunks`` outside 1..50, an unknown ``mode``, a bad ``glob``.
+            IndexNotFoundError: nothing was indexed yet.
+            TokenizerUnavailableError: the shipped o200k_base file is missing or altered.
+        """
+        _check_type("query", query, str)
+        if not query.strip():
+            raise UsageError(
+                "retrieve needs a query", hint="Give the question or words to look for: hermes-workspace retrieve rollback plan"
+            )
+        if isinstance(path, str) and not path.strip():
+            raise UsageError("the path prefix is empty", hint="Leave it out to search every root, or give a folder.")
+        _check_type("path", path, (str, os.PathLike, type(None)))
+        _check_type("glob", glob, (str, type(None)))
+        _check_type("mode", mode, (str, type(None)))
+        if mode is not None and mode not in SEARCH_MODES:
+            raise UsageError(f"unknown search mode {mode!r}", hint=f"Use one of: {', '.join(SEARCH_MODES)}.")
+        _check_type("budget", budget, (int, type(None)))
+        _check_type("max_chunks", max_chunks, (int, type(None)))
+        return self._container.retrieve_context().execute(
+            query, budget=budget, path=os.fspath(path) if path is not None else None, glob=glob, mode=mode,
+            max_chunks=max_chunks,
+        )
+
+    def context_for_turn(self, message: str, recent_messages: Any = (), mode: str | None = None) -> str:
+        """Seed 001's turn-by-turn retrieval for agent hosts: the framed workspace context to
+        append to the user's ``message`` for this turn, or ``""`` when nothing is injected.
+
+        ``mode`` (default ``knowledgebase.retrieval_mode``): ``off`` gives ``""``; ``gated``
+        retrieves only for a message that looks workspace-relevant (a workspace or question
+        word, and 3+ words or a ``?``) and drops the result unless a hit matched the query's
+        words; ``always`` retrieves every turn. A short (< 5 words) or pronoun query is extended
+        with the last user messages of ``recent_messages`` (strings, or ``{"role", "content"}``
+        mappings; oldest first), capped at 500 characters. Budget and block limit:
+        ``knowledgebase.injection``. Before the first index, ``""``.
+
+        Raises:
+            UsageError: ``message`` is not a string, an unknown ``mode``, a bad ``recent_messages``.
+            TokenizerUnavailableError: the budget's tokenizer cannot load.
+            StoreError: the index failed.
+        """
+        _check_type("message", message, str)
+        _check_type("mode", mode, (str, type(None)))
+        if mode is not None and mode not in TURN_MODES:
+            raise UsageError(f"unknown retrieval mode {mode!r}", hint=f"Use one of: {', '.join(TURN_MODES)}.")
+        if isinstance(recent_messages, (str, bytes)) or not isinstance(recent_messages, (list, tuple)):
+            raise UsageError(
+                f"recent_messages must be a list of messages, got {type(recent_messages).__name__}",
+                hint="Pass the previous user messages, oldest first: ['first question', 'second question'].",
+            )
+        user_texts(recent_messages)  # refuses a malformed item whatever the mode
+        mode = mode or self._container.config().retrieval_mode
+        if mode == "off" or not message.strip():
+            return ""
+        if mode == "gated" and not looks_workspace_relevant(message):
+            return ""
+        query = enrich_query(message, recent_messages)
+        try:
+            pack = self._container.retrieve_context().execute(query, require_keyword_match=mode == "gated")
+        except IndexNotFoundError:
+            return ""
+        return pack.text
+
+    def workspace_tool(self, action: str, **kwargs: Any) -> str:
+        """Seed 001's single agent tool, ``workspace(action=...)``, for hosts that register plain
+        functions: runs ``action`` with ``kwargs`` and returns JSON text, never raises (except
+        ``KeyboardInterrupt``). Actions and their arguments: ``status``; ``index``; ``list``
+        (``path``, ``recursive``, ``limit``, ``offset``); ``search`` (``query``, ``path``, ``glob``,
+        ``limit``, ``mode``, ``offset``); ``retrieve`` (``query``, ``budget``, ``path``, ``glob``,
+        ``mode``, ``max_chunks``); ``read`` (``target``: a handle or ``PATH:START-END``); ``more``
+        (``cursor``); ``delete`` (``path``). A failure is ``{"error": {"code", "message", "hint"}}``.
+        ``retrieve`` returns ``pack.serialize()`` exactly (within its budget)."""
+        try:
+            return self._tool(action, kwargs)
+        except WorkspaceError as exc:
+            return _error_json(exc.to_json())
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # a bug: the host's turn must go on
+            import structlog
+
+            structlog.get_logger("hermes_workspace.api").error("workspace_tool failed", action=action, exc_info=exc)
+            return _error_json({"code": "internal_error", "message": f"unexpected {type(exc).__name__}: {exc}",
+                                "hint": f"This is a bug; the traceback is in {self.log_file}."})
+
+    def _tool(self, action: str, kwargs: dict[str, Any]) -> str:
+        if not isinstance(action, str) or action not in TOOL_ACTIONS:
+            raise UsageError(
+                f"unknown action {action!r:.60}", hint=f"Use one of: {', '.join(TOOL_ACTIONS)}."
+            )
+        method = getattr(self, TOOL_ACTIONS[action], None)
+        if method is None:
+            error = WorkspaceError(
+                f"the action {action!r} is not available in this version",
+                hint=f"Available: {', '.join(a for a, m in TOOL_ACTIONS.items() if hasattr(self, m))}.",
+            )
+            error.code = "not_available"
+            raise error
+        try:
+            inspect.signature(method).bind(**kwargs)
+        except TypeError as exc:
+            accepted = [p.name for p in inspect.signature(method).parameters.values()
+                        if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+            raise UsageError(
+                f"bad arguments for {action}: {exc}",
+                hint=f"{action} takes: {', '.join(accepted) or 'no arguments'}.",
+            ) from None
+        return _result_json(method(**kwargs))
 
     def status(self) -> StoreStatus:
         """Files, chunks, bytes on disk, the last run's exclusions and skipped files by reason,

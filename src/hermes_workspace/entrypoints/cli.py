@@ -67,12 +67,15 @@ _options = _Options()
 
 @dataclass
 class _Output:
-    """What a command prints: ``data`` as JSON, or ``human(console)`` with ``--human``."""
+    """What a command prints: ``data`` as JSON, or ``human(console)`` with ``--human``; ``raw``:
+    text printed verbatim instead of ``data`` in JSON mode (a retrieve pack, whose budget counts
+    its exact serialization)."""
 
     data: Any
     human: Callable[[Any], None]
     exit_code: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    raw: str | None = None
 
 
 def _workspace() -> Any:
@@ -201,6 +204,67 @@ def search_command(
             (log.warning if degraded else log.info)(note, semantic_status=hits.semantic_status)
     data: Any = hits.envelope() if envelope else [h.to_json() for h in hits]
     return _Output(data, lambda con: _human_hits(con, hits))
+
+
+@app.command(name="retrieve")
+def retrieve_command(
+    *query: str,
+    budget: str | None = None,
+    max_chunks: str | None = None,
+    path: str | None = None,
+    glob: str | None = None,
+    mode: Literal["keyword", "semantic", "hybrid"] | None = None,
+) -> _Output:
+    """The best evidence for a question, packed into a token budget, for an agent's context.
+
+    Prints one compact JSON object (blocks of text with paths, exact line ranges and handles,
+    what was left out, a cursor for the next pack) whose o200k_base token count, as printed, is
+    at most the budget; with --human, the framed text to paste into a prompt (also within the
+    budget). Workspace text is framed as untrusted data, never instructions.
+
+    Parameters
+    ----------
+    query
+        The question or words to look for; several arguments are joined with spaces.
+    budget
+        Most tokens of the whole output (o200k_base); default knowledgebase.injection.max_tokens (3200).
+    max_chunks
+        Most blocks; default knowledgebase.injection.max_chunks (6).
+    path
+        Only files whose absolute path starts with this prefix.
+    glob
+        Only files matching this pattern, as for search.
+    mode
+        keyword, semantic or hybrid, as for search.
+    """
+    text = " ".join(query)
+    with _workspace() as ws:
+        pack = ws.retrieve(
+            text, budget=_parse_whole("--budget", budget), max_chunks=_parse_whole("--max-chunks", max_chunks),
+            path=path, glob=glob, mode=mode,
+        )
+    return _Output(pack.to_json(), lambda con: _human_pack(con, pack), raw=pack.serialize())
+
+
+def _human_pack(console: Any, pack: Any) -> None:
+    # The framed text as is (it is what goes into a prompt); control characters stay escaped.
+    if pack.text:
+        console.print(_CONTROL.sub(lambda m: "\n" if m.group() == "\n" else f"\\x{ord(m.group()):02x}",
+                                   display_name(pack.text)), markup=False, highlight=False)
+    else:
+        for note in pack.notes:
+            console.print(_safe(f"note: {note}"), style="dim", markup=False)
+        if not pack.notes:
+            console.print("Nothing retrieved.")
+
+
+def _parse_whole(option: str, value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise UsageError(f"{option} must be a whole number, got {value!r}") from None
 
 
 @app.command(name="status")
@@ -411,6 +475,9 @@ def _render(output: _Output) -> None:
     if _options.human:
         # No emoji codes: a file named `:fire:.md` is shown as written.
         output.human(_human_console())
+    elif output.raw is not None:
+        sys.stdout.write(output.raw + "\n")
+        sys.stdout.flush()
     else:
         sys.stdout.write(escape_json_surrogates(json.dumps(output.data, ensure_ascii=False, indent=2)) + "\n")
         sys.stdout.flush()
