@@ -6,6 +6,7 @@ suite), never assertions on how long something took."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -172,8 +173,6 @@ def http_server(indexed_home: Path) -> Iterator[int]:
 @pytest.mark.enable_socket
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_streamable_http_on_loopback_with_host_and_origin_checks(http_server: int) -> None:
-    import httpx
-
     url = f"http://127.0.0.1:{http_server}/mcp"
 
     async def body() -> tuple[Any, Any]:
@@ -184,16 +183,21 @@ def test_streamable_http_on_loopback_with_host_and_origin_checks(http_server: in
     assert "index" not in {tool.name for tool in tools.tools}
     assert found.structured_content["hits"][0]["path"].endswith("deploy.md")
 
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                             "clientInfo": {"name": "t", "version": "1"}}}
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "t", "version": "1"}}})
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    with httpx.Client() as http:
-        # A DNS-rebinding page reaches 127.0.0.1 under its own name: refused on the Host header.
-        rebound = http.post(url, json=initialize, headers={**headers, "Host": f"evil.example:{http_server}"})
-        assert rebound.status_code == 421
-        # A page of another origin calling the loopback address: refused on the Origin header.
-        cross = http.post(url, json=initialize, headers={**headers, "Origin": "http://evil.example"})
-        assert cross.status_code == 403
-        same = http.post(url, json=initialize, headers={**headers, "Origin": f"http://localhost:{http_server}"})
-        assert same.status_code == 200
+
+    def post(extra: dict[str, str]) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", http_server, timeout=HANG_GUARD_SECONDS)
+        try:
+            connection.request("POST", "/mcp", body=initialize, headers={**headers, **extra})
+            return connection.getresponse().status
+        finally:
+            connection.close()
+
+    # A DNS-rebinding page reaches 127.0.0.1 under its own name: refused on the Host header.
+    assert post({"Host": f"evil.example:{http_server}"}) == 421
+    # A page of another origin calling the loopback address: refused on the Origin header.
+    assert post({"Origin": "http://evil.example"}) == 403
+    assert post({"Origin": f"http://localhost:{http_server}"}) == 200
