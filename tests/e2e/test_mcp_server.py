@@ -249,11 +249,12 @@ def test_invalid_arguments_are_usage_errors_and_reach_no_workspace(arguments: di
     assert calls == []
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("tool", ["index", "delete"])
-def test_write_tools_are_refused_without_allow_write(tool: str) -> None:
+def test_write_tools_are_refused_without_allow_write(tool: str, mode: str) -> None:
     pool, calls = stub_pool()
     arguments = {"path": "/w/a.md"} if tool == "delete" else {}
-    result = call(build_server(pool), "legacy", tool, arguments)
+    result = call(build_server(pool), mode, tool, arguments)
     assert result.is_error is True
     assert document(result)["error"]["code"] == "write_not_allowed"
     assert calls == []
