@@ -380,6 +380,32 @@ def _human_doctor(console: Any, report: Any) -> None:
     console.print("all checks passed or could not run" if report.ok else "some checks failed", markup=False)
 
 
+@app.command(name="mcp")
+def mcp_command(
+    *, http: bool = False, host: str = "127.0.0.1", port: int = 8765, allow_write: bool = False
+) -> int:
+    """Serve the workspace to AI agents over the Model Context Protocol (needs the mcp extra).
+
+    Tools: search, retrieve, read, more, status, list, doctor; index and delete with --allow-write.
+
+    Parameters
+    ----------
+    http
+        Streamable HTTP on http://HOST:PORT/mcp instead of stdio (stdio: the server ends when
+        its standard input ends).
+    host
+        Loopback address to listen on with --http: 127.0.0.1, ::1 or localhost; any other is
+        refused (the server has no authentication).
+    port
+        TCP port with --http.
+    allow_write
+        Also serve the tools that change the index (index, delete). Files are never changed.
+    """
+    from hermes_workspace.entrypoints.mcp_server import serve
+
+    return serve(_options.home, http=http, host=host, port=port, allow_write=allow_write)
+
+
 def _human_status(console: Any, data: dict[str, Any]) -> None:
     console.print(
         _safe(f"{data['index_path']}: {data['files']} files, {data['chunks']} chunks, {data['size_bytes'] / 1e6:.1f} MB"),

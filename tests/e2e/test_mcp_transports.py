@@ -1,0 +1,203 @@
+"""``hermes-workspace mcp`` as a separate process: stdio (raw JSON-RPC lines, then the SDK's
+stdio client) and streamable HTTP on 127.0.0.1 with its Host/Origin checks.
+
+The waits below are hang guards (a broken server fails the test instead of blocking the
+suite), never assertions on how long something took."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from hermes_workspace import Workspace  # noqa: E402
+from hermes_workspace.entrypoints.cli import main  # noqa: E402
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+HANG_GUARD_SECONDS = 120
+
+
+def server_env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["HERMES_HOME"] = str(home)
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+@pytest.fixture
+def indexed_home(home: Path) -> Path:
+    docs = home / "workspace" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "deploy.md").write_text("# Deploy\n\nThe rollback procedure uses blue green switching.\n")
+    (docs / "other.md").write_text("# Other\n\nNothing to see here.\n")
+    with Workspace.open(home) as ws:
+        ws.index()
+    return home
+
+
+def kill_after(process: subprocess.Popen[Any], seconds: float) -> threading.Timer:
+    timer = threading.Timer(seconds, process.kill)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def test_stdio_initialize_list_search_then_exit_on_eof(indexed_home: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hermes_workspace", "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(indexed_home),
+        text=True, encoding="utf-8",
+    )
+    guard = kill_after(process, HANG_GUARD_SECONDS)
+    assert process.stdin is not None and process.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        process.stdin.write(json.dumps(message) + "\n")  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+
+    def answer(request_id: int) -> dict[str, Any]:
+        for line in process.stdout:  # type: ignore[union-attr]
+            message = json.loads(line)  # every stdout line must be a JSON-RPC message
+            if message.get("id") == request_id:
+                return message
+        raise AssertionError("the server closed stdout without answering")
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "1"}}})
+        init = answer(1)["result"]
+        assert init["serverInfo"]["name"] == "hermes-workspace"
+        assert "untrusted" in init["instructions"]
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        names = [tool["name"] for tool in answer(2)["result"]["tools"]]
+        assert names == ["search", "retrieve", "read", "more", "status", "list", "doctor"]
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "search", "arguments": {"query": "rollback procedure"}}})
+        result = answer(3)["result"]
+        assert result["isError"] is False
+        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+        hit = result["structuredContent"]["hits"][0]
+        assert hit["path"] == str(indexed_home / "workspace" / "docs" / "deploy.md")
+        assert (hit["line_start"], hit["line_end"]) == (1, 3)
+        process.stdin.close()  # end of file: the server must end by itself
+        assert process.wait() == 0
+        assert process.stdout.read() == ""
+    finally:
+        guard.cancel()
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_stdio_with_the_sdk_client(indexed_home: Path) -> None:
+    parameters = StdioServerParameters(
+        command=sys.executable, args=["-m", "hermes_workspace", "mcp", "--allow-write"], env=server_env(indexed_home)
+    )
+
+    async def body() -> tuple[Any, Any, Any]:
+        async with Client(parameters) as client:
+            tools = await client.list_tools()
+            found = await client.call_tool("search", {"query": "blue green"})
+            indexed = await client.call_tool("index", {})
+            return tools, found, indexed
+
+    tools, found, indexed = anyio.run(body)
+    assert {tool.name for tool in tools.tools} >= {"index", "delete"}
+    assert found.structured_content["hits"][0]["path"].endswith("deploy.md")
+    assert indexed.is_error is False and indexed.structured_content["files_indexed"] == 0
+
+
+def test_http_on_a_non_loopback_host_is_refused(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--http", "--host", "0.0.0.0"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "usage_error"
+    assert "loopback address only" in error["message"]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(indexed_home: Path) -> Iterator[int]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hermes_workspace", "mcp", "--http", "--port", str(port)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(indexed_home),
+    )
+    try:
+        deadline = time.monotonic() + HANG_GUARD_SECONDS
+        while True:
+            assert process.poll() is None, process.communicate()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=HANG_GUARD_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_streamable_http_on_loopback_with_host_and_origin_checks(http_server: int) -> None:
+    url = f"http://127.0.0.1:{http_server}/mcp"
+
+    async def body() -> tuple[Any, Any]:
+        async with Client(url) as client:
+            return await client.list_tools(), await client.call_tool("search", {"query": "rollback"})
+
+    tools, found = anyio.run(body)
+    assert "index" not in {tool.name for tool in tools.tools}
+    assert found.structured_content["hits"][0]["path"].endswith("deploy.md")
+
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "t", "version": "1"}}})
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+    def post(extra: dict[str, str]) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", http_server, timeout=HANG_GUARD_SECONDS)
+        try:
+            connection.request("POST", "/mcp", body=initialize, headers={**headers, **extra})
+            return connection.getresponse().status
+        finally:
+            connection.close()
+
+    # A DNS-rebinding page reaches 127.0.0.1 under its own name: refused on the Host header.
+    assert post({"Host": f"evil.example:{http_server}"}) == 421
+    # A page of another origin calling the loopback address: refused on the Origin header.
+    assert post({"Origin": "http://evil.example"}) == 403
+    assert post({"Origin": f"http://localhost:{http_server}"}) == 200
