@@ -97,8 +97,8 @@ class StubWorkspace:
     def doctor(self) -> Result:
         return Result(self._record("doctor"))
 
-    def status(self) -> Result:
-        return Result(self._record("status"))
+    def status_report(self) -> Result:
+        return Result(self._record("status_report"))
 
     def index(self, *, progress: Any = None, workers: Any = None) -> Result:
         if self.calls and self.calls[-1][0] == "busy":
@@ -175,7 +175,7 @@ CALLS = [
     ("read", {"target": "5e0c17aa:3"}, ("read", ("5e0c17aa:3",), {})),
     ("read", {"target": "/w/docs/a.md:3-9"}, ("read", ("/w/docs/a.md:3-9",), {})),
     ("more", {"cursor": "5e0c17aa@20"}, ("more", ("5e0c17aa@20",), {})),
-    ("status", {}, ("status", (), {})),
+    ("status", {}, ("status_report", (), {})),
     ("list", {"path": "/w/docs", "recursive": False, "limit": 10, "offset": 20},
      ("list_files", ("/w/docs",), {"recursive": False, "limit": 10, "offset": 20})),
     ("list", {}, ("list_files", (None,), {"recursive": True, "limit": 100, "offset": 0})),
@@ -370,7 +370,9 @@ def test_search_and_status_on_a_real_workspace(home: Path) -> None:
     assert hits[0]["path"] == str(docs / "note03.md")
     assert (hits[0]["line_start"], hits[0]["line_end"]) == (direct[0].line_start, direct[0].line_end)
     assert [h["path"] for h in hits] == [str(h.path) for h in direct]
-    assert document(status)["files"] == 12
+    report = document(status)
+    assert report["files"] == 12
+    assert report["index_path"] == str(ws.index_path) and report["semantic"]["status"] == "disabled"
 
 
 def test_search_before_any_index_is_a_clean_error(home: Path) -> None:

@@ -90,7 +90,7 @@ def _check_callback(progress: Callable[..., object]) -> None:
 
 
 TOOL_ACTIONS = {
-    "status": "status",
+    "status": "status_report",
     "index": "index",
     "list": "list_files",
     "search": "search",
@@ -542,6 +542,32 @@ class Workspace:
             "vectors": vectors.to_json() if vectors is not None else None,
             "note": note,
         }
+
+    def status_report(self) -> dict[str, Any]:
+        """What ``hermes-workspace status`` prints: ``{"index_path", "indexed", "files", "chunks",
+        "size_bytes", "excluded", "semantic"`` (:meth:`semantic_status`), ``"last_indexed_at",
+        "skipped_last_run", "stale_estimate"}`` plus ``"note"`` before the first index. The same
+        object is the MCP ``status`` tool's result and ``workspace_tool("status")``'s.
+
+        Raises:
+            StoreError: the index is damaged.
+        """
+        status = self.status()
+        data: dict[str, Any] = {
+            "index_path": str(self.index_path),
+            "indexed": status.indexed,
+            "files": status.files,
+            "chunks": status.chunks,
+            "size_bytes": status.size_bytes,
+            "excluded": dict(sorted(status.excluded.items())),
+            "semantic": self.semantic_status(),
+            "last_indexed_at": status.last_indexed_at,
+            "skipped_last_run": dict(sorted(status.skipped.items())),
+            "stale_estimate": status.stale_estimate,
+        }
+        if not status.indexed:
+            data["note"] = "nothing is indexed yet: run `hermes-workspace index`"
+        return data
 
     def close(self) -> None:
         """Close the database connections this object opened (idempotent). Every other method

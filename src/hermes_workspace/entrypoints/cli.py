@@ -273,21 +273,7 @@ def status_command() -> _Output:
     last run's exclusions and skipped files, an estimate of the files changed since (a small
     stat-only sample), and what semantic search can do."""
     with _workspace() as ws:
-        status = ws.status()
-        data = {
-            "index_path": str(ws.index_path),
-            "indexed": status.indexed,
-            "files": status.files,
-            "chunks": status.chunks,
-            "size_bytes": status.size_bytes,
-            "excluded": dict(sorted(status.excluded.items())),
-            "semantic": ws.semantic_status(),
-            "last_indexed_at": status.last_indexed_at,
-            "skipped_last_run": dict(sorted(status.skipped.items())),
-            "stale_estimate": status.stale_estimate,
-        }
-        if not status.indexed:
-            data["note"] = "nothing is indexed yet: run `hermes-workspace index`"
+        data = ws.status_report()
     return _Output(data, lambda con: _human_status(con, data))
 
 

@@ -233,10 +233,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="status",
         title="Index status",
-        method="status",
+        method="status_report",
         description=(
-            "The index at a glance: files, chunks, size on disk, last index time, files left out by reason, "
-            "and an estimate of stale files. Call it when results are empty or look out of date."
+            "The index at a glance: where it is, files, chunks, size on disk, last index time, files left out "
+            "by reason, an estimate of stale files, and what semantic search can do now. Call it when results are empty or look out of date."
         ),
         input_schema=_schema({}),
     ),
