@@ -358,6 +358,7 @@ def test_search_and_status_on_a_real_workspace(home: Path) -> None:
     with Workspace.open(home) as ws:
         ws.index()
         direct = ws.search("zebra3 crossing")
+        index_path = ws.index_path
     pool, _ = open_pool(home)
     server = build_server(pool)
 
@@ -372,7 +373,7 @@ def test_search_and_status_on_a_real_workspace(home: Path) -> None:
     assert [h["path"] for h in hits] == [str(h.path) for h in direct]
     report = document(status)
     assert report["files"] == 12
-    assert report["index_path"] == str(ws.index_path) and report["semantic"]["status"] == "disabled"
+    assert report["index_path"] == str(index_path) and report["semantic"]["status"] == "disabled"
 
 
 def test_search_before_any_index_is_a_clean_error(home: Path) -> None:
