@@ -123,7 +123,7 @@ def table(results: list[dict[str, Any]]) -> str:
             lines.append(
                 f"| {result['set']} | {s['response']} | {s['contained']}/{s['queries']} ({s['contained_share']:.0%}) "
                 f"| {s['overlap']}/{s['queries']} ({s['overlap_share']:.0%}) | {s['tokens_mean']:.0f} / {s['tokens_max']} "
-                f"| {per} | {s['ms']['p50']:.1f} |"
+                f"| {per} | {s['ms']['p50_ms']:.1f} |"
             )
     return "\n".join(lines)
 

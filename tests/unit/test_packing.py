@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -165,7 +166,12 @@ def test_framing_and_serialization() -> None:
                           "truncated", "coverage", "result_set", "offset", "cursor", "notes"]
     assert data["tokens"] == WORDS.count(text)
     assert data["blocks"][0] == {"path": "/ws/docs/a.md", "relative_path": "docs/a.md", "line_start": 3,
-                                 "line_end": 4, "handle": f"{SET}:1", "stale": None, "also": [], "text": "x\ny"}
+                                 "line_end": 4, "breadcrumb": None, "handle": f"{SET}:1", "stale": None, "also": [],
+                                 "text": "x\ny"}
+    named = pack_hits("q", [replace(hit("a.py", 7, "def f():", 1), breadcrumb="Config.f")], counter=WORDS,
+                      budget=1000, set_id=SET)
+    assert "[Workspace source: a.py, lines 7-7 (Config.f)]\ndef f():" in named.text
+    assert json.loads(named.serialize())["blocks"][0]["breadcrumb"] == "Config.f"
     empty = pack_hits("q", [], counter=WORDS, budget=1000)
     assert (empty.text, json.loads(empty.serialize())["framing"], empty.notes) == ("", "", ["no hits for this query"])
 

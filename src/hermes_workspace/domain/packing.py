@@ -85,7 +85,9 @@ class PackBlock:
     ``text``; ``handle``: of the best-ranked hit in it (``handles``: all merged hits, when more
     than one); ``stale``: True when its file changed since indexing, False when verified
     unchanged, None when not checked; ``also``: the same text elsewhere (``relative/path:A-B``);
-    ``full_line_end``: set when the region was cut to fit, the last line of the whole region."""
+    ``full_line_end``: set when the region was cut to fit, the last line of the whole region;
+    ``breadcrumb``: the unit path of the best-ranked hit in it (``Config.from_prefixed_env``,
+    ``# Guide > ## Install``), or None."""
 
     path: str
     relative_path: str
@@ -97,15 +99,18 @@ class PackBlock:
     stale: bool | None = None
     also: tuple[str, ...] = ()
     full_line_end: int | None = None
+    breadcrumb: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"path", "relative_path", "line_start", "line_end", "handle", "stale", "also", "text"}``
-        plus ``"handles"`` (merged hits) and ``"truncated": true, "full_line_end"`` when set."""
+        """``{"path", "relative_path", "line_start", "line_end", "breadcrumb", "handle", "stale",
+        "also", "text"}`` plus ``"handles"`` (merged hits) and ``"truncated": true,
+        "full_line_end"`` when set."""
         data: dict[str, Any] = {
             "path": self.path,
             "relative_path": self.relative_path,
             "line_start": self.line_start,
             "line_end": self.line_end,
+            "breadcrumb": self.breadcrumb,
             "handle": self.handle,
             "stale": self.stale,
             "also": list(self.also),
@@ -121,6 +126,8 @@ class PackBlock:
     def framed(self) -> str:
         """The block as injected: header, text, and the truncation notice when cut."""
         header = f"[Workspace source: {self.relative_path}, lines {self.line_start}-{self.line_end}"
+        if self.breadcrumb:
+            header += f" ({self.breadcrumb})"
         if self.stale:
             header += "; STALE: the file changed since it was indexed, these lines may be out of date"
         if self.also:
@@ -409,6 +416,7 @@ def _block(region: _Region, relative: Callable[[SearchHit, Path], str], keep: in
         stale=region.stale,
         also=tuple(region.also),
         full_line_end=full_end,
+        breadcrumb=hit.breadcrumb,
     )
 
 
