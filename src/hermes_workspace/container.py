@@ -20,12 +20,15 @@ from hermes_workspace.adapters.filesystem_layout import FilesystemLayout
 from hermes_workspace.adapters.filesystem_source import FilesystemSource
 from hermes_workspace.adapters.process_pool import ProcessTaskPool, available_cpus
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
+from hermes_workspace.adapters.sqlite_result_sets import SqliteResultSets
 from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.indexing import FileTools, IndexWorkspace
 from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
+from hermes_workspace.application.result_sets import MoreResults, PagedSearch
 from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
+from hermes_workspace.application.verification import FreshnessMarker, ReadSpan
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError, UsageError
@@ -66,6 +69,14 @@ def _open_store(path: Path, readonly: bool = False) -> Iterator[SqliteFts5Store]
         yield store
     finally:
         store.close()
+
+
+def _open_result_sets(path: Path, config: WorkspaceConfig) -> Iterator[SqliteResultSets]:
+    sets = SqliteResultSets(path, ttl_seconds=config.handles.ttl_hours * 3600, max_sets=config.handles.max_sets)
+    try:
+        yield sets
+    finally:
+        sets.close()
 
 
 def _index_dir(config: WorkspaceConfig, home: Path) -> Path:
@@ -341,6 +352,20 @@ class Container(containers.DeclarativeContainer):
         semantic=semantic_side,
         reranker=reranker,
         settings=providers.Callable(_retrieval_settings, config, embedder),
+    )
+    # Verified reads, freshness marks and result sets (handles, cursors) in the index file.
+    result_sets = providers.Resource(_open_result_sets, path=index_path, config=settings)
+    freshness = providers.Factory(FreshnessMarker, store=search_store, source=file_source)
+    paged_search = providers.Factory(
+        PagedSearch, search=search_workspace, freshness=freshness, result_sets=result_sets
+    )
+    # Seam for `more` on a retrieve set: override with RetrieveContext.page (slice A).
+    retrieve_pager = providers.Object(None)
+    more_results = providers.Factory(
+        MoreResults, result_sets=result_sets, freshness=freshness, retrieve_pager=retrieve_pager
+    )
+    read_span = providers.Factory(
+        ReadSpan, store=search_store, source=file_source, decoder=decoder, result_sets=result_sets
     )
     list_roots = providers.Factory(ListRoots, config=config_repository, home=home)
     add_root = providers.Factory(AddRoot, config=config_repository, home=home)

@@ -10,7 +10,8 @@
 
 Any adapter can be replaced when opening, by its provider name in the container
 (``store``, ``search_store``, ``chunker``, ``fallback_chunker``, ``decoder``, ``file_source``,
-``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
+``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``,
+``result_sets``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
 ``search_store`` unless that is given too.
 """
@@ -28,6 +29,7 @@ from dependency_injector import providers
 
 from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
+from hermes_workspace.application.verification import ReadResult
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
 from hermes_workspace.domain.errors import IndexNotFoundError, UsageError
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
@@ -51,6 +53,7 @@ REPLACEABLE = (
     "embedder",
     "vector_index",
     "reranker",
+    "result_sets",
 )
 
 
@@ -231,6 +234,7 @@ class Workspace:
         glob: str | None = None,
         limit: int | None = None,
         mode: str | None = None,
+        offset: int = 0,
     ) -> SearchResults:
         """Ranked hits for free text, as a list of :class:`SearchHit` that also carries
         ``mode``, ``semantic_status``, ``fusion``, ``reranker`` and ``notes``; see
@@ -238,9 +242,16 @@ class Workspace:
         ``mode``: ``keyword``, ``semantic`` or ``hybrid`` (default: ``knowledgebase.retriever.mode``,
         ``auto`` = hybrid when an embedder is configured, else keyword).
 
+        The search is frozen as a result set (:mod:`hermes_workspace.application.result_sets`):
+        the hits are positions ``offset``..``offset + limit - 1`` of it, each with a ``handle``
+        (for :meth:`read`), ``file_hash`` and ``stale``; ``result_set``, ``offset``, ``total``
+        and ``cursor`` (for :meth:`more`, ``None`` on the last page) say where the page is. On a
+        read-only index hits have no handles and a note says why.
+
         Raises:
             IndexNotFoundError: nothing was indexed yet.
-            UsageError: an unknown ``mode``, or a malformed or empty ``glob``.
+            UsageError: an unknown ``mode``, a malformed or empty ``glob``, an ``offset`` that is
+                not a whole number from 0 to 10,000.
         """
         _check_type("query", query, str)
         if not query.strip():
@@ -256,9 +267,41 @@ class Workspace:
         _check_type("path", path, (str, os.PathLike, type(None)))
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise UsageError(f"limit must be a whole number or None, got {limit!r}")
-        return self._container.search_workspace().execute(
-            query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode
+        _check_type("offset", offset, int)
+        return self._container.paged_search().execute(
+            query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode,
+            offset=offset,
         )
+
+    def more(self, cursor: str, *, limit: int | None = None) -> Any:
+        """The next page of a frozen result set, named by a ``cursor`` (``SET@OFFSET``, as
+        ``SearchResults.cursor``), without searching again: a :class:`SearchResults` of up to
+        ``limit`` hits (default: the page size of the search that made it) for a search set,
+        a ``RetrievePack`` for a retrieve set. Hits are marked for freshness anew.
+
+        Raises:
+            UsageError: ``cursor`` is not ``SET@OFFSET``, ``limit`` not a whole number >= 1.
+            HandleNotFoundError: no such set in this index (exit 66).
+            HandleExpiredError: the set expired or was evicted (exit 66): search again.
+        """
+        _check_type("cursor", cursor, str)
+        _check_type("limit", limit, (int, type(None)))
+        return self._container.more_results().execute(cursor, limit=limit)
+
+    def read(self, target: str) -> ReadResult:
+        """The lines a handle (``SET:N``) or a locator (``PATH:START-END``, ``PATH:LINE``; lines
+        1-based, inclusive) names, verified against the file on disk: a :class:`ReadResult`
+        whose ``status`` is ``verified`` (text is the indexed text), ``moved`` (the file changed
+        and the text is now at ``line_start``-``line_end``, was at ``moved_from``), ``stale``
+        (changed, the text cannot be found exactly once: no text) or ``deleted``.
+
+        Raises:
+            UsageError: a malformed target, an unindexed path, lines out of range.
+            HandleNotFoundError, HandleExpiredError: the handle's set is unknown or expired (exit 66).
+            IndexNotFoundError: nothing was indexed yet.
+        """
+        _check_type("target", target, str)
+        return self._container.read_span().execute(target)
 
     def status(self) -> StoreStatus:
         """Files, chunks, bytes on disk and the last run's exclusions of the index; before the
