@@ -195,21 +195,27 @@ def indexed_lines(chunks: Sequence[Chunk], start: int, end: int) -> str | None:
     ``None`` when some of those lines lie outside the chunks' text (blank lines between chunks,
     whose exact whitespace was not stored).
 
-    Overlapping and adjacent chunks (same offsets into the indexed text) are joined into runs;
-    the lines must lie inside one run. Chunks start at line starts (domain/chunking.py, rule 1),
-    so a run's first line is whole; its last line ends where the chunk's text ends (trailing
-    whitespace was trimmed at indexing).
+    Overlapping and adjacent chunks (same offsets into the indexed text) are joined into runs,
+    and so is a chunk that starts on the line after a run ends when exactly one character lies
+    between them (that character is the ``\n``; a longer gap holds whitespace that was not
+    stored: trailing spaces, a ``\r``). The lines must lie inside one run. Chunks start at line
+    starts (domain/chunking.py, rule 1), so a run's first line is whole; its last line ends where
+    the chunk's text ends (trailing whitespace was trimmed at indexing).
     """
     runs: list[tuple[int, int, str]] = []  # (start_char, first line, text)
     for chunk in sorted(chunks, key=lambda c: c.start_char):
-        if runs and chunk.start_char <= runs[-1][0] + len(runs[-1][2]):
+        if runs:
             begin, first, text = runs[-1]
             end_char = begin + len(text)
-            if chunk.end_char > end_char:
-                text += chunk.content[end_char - chunk.start_char :]
-            runs[-1] = (begin, first, text)
-        else:
-            runs.append((chunk.start_char, chunk.line_start, chunk.content))
+            if chunk.start_char <= end_char:
+                if chunk.end_char > end_char:
+                    text += chunk.content[end_char - chunk.start_char :]
+                runs[-1] = (begin, first, text)
+                continue
+            if chunk.start_char == end_char + 1 and chunk.line_start == first + text.count("\n") + 1:
+                runs[-1] = (begin, first, text + "\n" + chunk.content)
+                continue
+        runs.append((chunk.start_char, chunk.line_start, chunk.content))
     for _, first, text in runs:
         lines = LineIndex(text)
         last = first + lines.line_count - 1
