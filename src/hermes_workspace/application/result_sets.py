@@ -25,7 +25,7 @@ from typing import Any
 
 from hermes_workspace.application.search import MAX_LIMIT, SearchWorkspace
 from hermes_workspace.application.verification import FreshnessMarker
-from hermes_workspace.domain.errors import StoreError, UsageError
+from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, UsageError
 from hermes_workspace.domain.handles import Cursor, Handle, parse_cursor
 from hermes_workspace.domain.model import ResultSet, SearchHit, SearchResults
 from hermes_workspace.domain.ports import ResultSetStore
@@ -97,7 +97,7 @@ class PagedSearch:
         if self.result_sets is not None and frozen:
             try:
                 saved = self.result_sets.save("search", text, options, frozen)
-            except StoreError as exc:
+            except (StoreError, IndexNotFoundError) as exc:
                 notes.append(f"hits have no handles: the result set could not be saved ({exc.message})")
         page = SearchResults(
             [_with_handle(hit, saved, offset + i) for i, hit in enumerate(marked_page)],

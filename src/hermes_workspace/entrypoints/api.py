@@ -13,7 +13,8 @@ Any adapter can be replaced when opening, by its provider name in the container
 ``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``,
 ``result_sets``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
-``search_store`` unless that is given too.
+``search_store`` unless that is given too, and keeps result sets (handles) in memory unless
+``result_sets`` is given too.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 from dependency_injector import providers
 
 from hermes_workspace.adapters.file_lock import FileIndexLock
-from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
+from hermes_workspace.adapters.memory import CallbackProgressSink, InMemoryResultSets, NullProgressSink
 from hermes_workspace.application.verification import ReadResult
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
 from hermes_workspace.domain.errors import IndexNotFoundError, UsageError
@@ -79,6 +80,10 @@ def _check_callback(progress: Callable[..., object]) -> None:
             f"progress must take (position, total, path): {exc}",
             hint="For example: ws.index(progress=lambda i, n, path: print(f'[{i}/{n}] {path}'))",
         ) from None
+
+
+def _memory_result_sets(settings: Any) -> InMemoryResultSets:
+    return InMemoryResultSets(ttl_seconds=settings.handles.ttl_hours * 3600, max_sets=settings.handles.max_sets)
 
 
 def _names(expected: type | tuple[type, ...]) -> str:
@@ -132,6 +137,9 @@ class Workspace:
             getattr(container, name).override(providers.Object(adapter))
         if "store" in adapters and "search_store" not in adapters:
             container.search_store.override(providers.Object(adapters["store"]))
+        if "store" in adapters and "result_sets" not in adapters:
+            # No index file to keep result sets in: handles live as long as this object.
+            container.result_sets.override(providers.Singleton(_memory_result_sets, container.settings))
         return cls(container)
 
     @property
