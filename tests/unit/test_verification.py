@@ -107,3 +107,17 @@ def test_freshness_uses_the_stat_shortcut_and_hashes_otherwise(tmp_path: Path) -
     path.unlink()
     assert marker.mark([_hit(path)])[0].stale is True
     assert marker.mark([_hit(tmp_path / "never-indexed.txt")])[0].stale is True
+
+
+def test_handle_settings_are_read_and_checked() -> None:
+    from hermes_workspace.domain.config import WorkspaceConfig
+    from hermes_workspace.domain.errors import ConfigError
+
+    assert (WorkspaceConfig().handles.ttl_hours, WorkspaceConfig().handles.max_sets) == (24.0, 200)
+    config = WorkspaceConfig.from_dict({"knowledgebase": {"handles": {"ttl_hours": 2, "max_sets": 5}}})
+    assert (config.handles.ttl_hours, config.handles.max_sets) == (2.0, 5)
+    for bad, message in [({"ttl_hours": 0}, "ttl_hours must be > 0"), ({"max_sets": 0}, "max_sets must be >= 1"),
+                         ({"max_set": 3}, "Did you mean knowledgebase.handles.max_sets?")]:
+        with pytest.raises(ConfigError) as raised:
+            WorkspaceConfig.from_dict({"knowledgebase": {"handles": bad}})
+        assert message in raised.value.message + " " + raised.value.hint
