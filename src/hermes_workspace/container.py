@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Iterator
+from typing import Any
 from functools import partial
 from pathlib import Path
 
@@ -20,8 +21,8 @@ from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.filesystem_layout import FilesystemLayout
 from hermes_workspace.adapters.filesystem_source import FilesystemSource
 from hermes_workspace.adapters.process_pool import ProcessTaskPool, available_cpus
-from hermes_workspace.adapters.memory import InMemoryResultSets
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
+from hermes_workspace.adapters.sqlite_result_sets import SqliteResultSets
 from hermes_workspace.adapters.tiktoken_counter import TiktokenCounter
 from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
@@ -30,7 +31,9 @@ from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.indexing import FileTools, IndexWorkspace
 from hermes_workspace.application.retrieve import RetrieveContext
 from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
+from hermes_workspace.application.result_sets import MoreResults, PagedSearch
 from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
+from hermes_workspace.application.verification import FreshnessMarker, ReadSpan
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.catalog import DoctorCheck
 from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
@@ -72,6 +75,14 @@ def _open_store(path: Path, readonly: bool = False) -> Iterator[SqliteFts5Store]
         yield store
     finally:
         store.close()
+
+
+def _open_result_sets(path: Path, config: WorkspaceConfig) -> Iterator[SqliteResultSets]:
+    sets = SqliteResultSets(path, ttl_seconds=config.handles.ttl_hours * 3600, max_sets=config.handles.max_sets)
+    try:
+        yield sets
+    finally:
+        sets.close()
 
 
 def _index_dir(config: WorkspaceConfig, home: Path) -> Path:
@@ -295,17 +306,23 @@ def _lock_probe(lock: object) -> Callable[[], tuple[bool | None, int | None]] | 
     return getattr(lock, "probe", None)
 def _retrieve_context(
     search: SearchWorkspace, counter: TokenCounter, result_sets: ResultSetStore, config: WorkspaceConfig,
-    home: Path,
+    home: Path, freshness: FreshnessMarker,
 ) -> RetrieveContext:
     return RetrieveContext(
         search=search.execute,
         counter=counter,
         result_sets=result_sets,
+        verify=freshness.mark,
         roots=[root.path for root in config.all_roots(home)],
         files_indexed=lambda: search.store.status().files,
         default_budget=config.injection.max_tokens,
         default_max_chunks=config.injection.max_chunks,
     )
+
+
+def _retrieve_pager(context: RetrieveContext) -> Callable[..., Any]:
+    """``more`` on a retrieve set: the next pack of its frozen candidates."""
+    return context.page
 
 
 class Container(containers.DeclarativeContainer):
@@ -404,13 +421,25 @@ class Container(containers.DeclarativeContainer):
         lock_probe=providers.Callable(_lock_probe, index_lock),
         tokenizer=providers.Object(tokenizer_check),
     )
-    # retrieve (issue 10, slice A): budgets in o200k_base tokens; candidate lists frozen as result
-    # sets. The in-memory set store is a stand-in until the SQLite one (slice B) is wired here.
+    # Verified reads, freshness marks and result sets (handles, cursors) in the index file.
+    result_sets = providers.Resource(_open_result_sets, path=index_path, config=settings)
+    freshness = providers.Factory(FreshnessMarker, store=search_store, source=file_source)
+    paged_search = providers.Factory(
+        PagedSearch, search=search_workspace, freshness=freshness, result_sets=result_sets
+    )
+    # retrieve: budgets in o200k_base tokens; candidate lists frozen as result sets; `more` on a
+    # retrieve set packs its next window.
     token_counter = providers.Singleton(TiktokenCounter)
-    result_sets = providers.Singleton(InMemoryResultSets)
     retrieve_context = providers.Factory(
         _retrieve_context, search=search_workspace, counter=token_counter, result_sets=result_sets, config=config,
-        home=home,
+        home=home, freshness=freshness,
+    )
+    retrieve_pager = providers.Factory(_retrieve_pager, retrieve_context)
+    more_results = providers.Factory(
+        MoreResults, result_sets=result_sets, freshness=freshness, retrieve_pager=retrieve_pager
+    )
+    read_span = providers.Factory(
+        ReadSpan, store=search_store, source=file_source, decoder=decoder, result_sets=result_sets
     )
     list_roots = providers.Factory(ListRoots, config=config_repository, home=home)
     add_root = providers.Factory(AddRoot, config=config_repository, home=home)

@@ -99,8 +99,10 @@ def test_index_then_search(capsys: pytest.CaptureFixture[str], workspace: Path) 
     assert code == 0
     # A one-word query may name a definition: definition_matches is set (1: the section that
     # starts in this chunk is titled "Rollback Procedures").
-    assert [list(h) for h in hits] == [[*SEARCH_FIELDS, "definition_matches"]]
+    # Every search hit is verified and named (issue 10): file_hash, stale, handle.
+    assert [list(h) for h in hits] == [[*SEARCH_FIELDS, "definition_matches", "file_hash", "stale", "handle"]]
     assert hits[0]["definition_matches"] == 1
+    assert hits[0]["stale"] is False
     hit = hits[0]
     assert hit["path"] == str(workspace / "docs" / "runbook.md")
     assert (hit["line_start"], hit["line_end"]) == (1, 12)

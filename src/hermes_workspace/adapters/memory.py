@@ -194,6 +194,10 @@ class InMemoryIndexStore:
     def replace_file(self, record: FileRecord, chunks: Sequence[Chunk]) -> None:
         self.files[record.path] = (replace(record, chunk_count=len(chunks)), list(chunks))
 
+    def file_chunks(self, path: Path) -> list[Chunk]:
+        entry = self.files.get(path)
+        return sorted(entry[1], key=lambda c: c.index) if entry else []
+
     def touch_file(self, record: FileRecord) -> None:
         if record.path not in self.files:
             raise StoreError(f"not indexed: {record.path}")

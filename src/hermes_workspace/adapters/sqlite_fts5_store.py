@@ -525,6 +525,31 @@ class SqliteFts5Store:
 
         return self._run("read a file record", run)
 
+    def file_chunks(self, path: Path) -> list[Chunk]:
+        """The stored chunks of the file at absolute ``path`` in ``chunk_index`` order (``[]``
+        when it is not indexed); one query on the ``(file_id, chunk_index)`` unique index.
+
+        Raises:
+            StoreError: the database failed or the store is closed.
+        """
+        sql = """
+            SELECT c.chunk_index, c.content, c.start_char, c.end_char, c.start_line, c.end_line,
+                   c.token_count, c.kind, c.section, c.breadcrumb, c.definitions
+            FROM files AS f JOIN chunks AS c ON c.file_id = f.id
+            WHERE f.abs_path = ? ORDER BY c.chunk_index
+        """
+
+        def run(conn: apsw.Connection) -> list[Chunk]:
+            return [
+                Chunk(index=index, content=content, start_char=start_char, end_char=end_char, line_start=line_start,
+                      line_end=line_end, tokens=tokens, kind=kind, section=section, breadcrumb=breadcrumb,
+                      definitions=split_definitions(definitions))
+                for (index, content, start_char, end_char, line_start, line_end, tokens, kind, section, breadcrumb,
+                     definitions) in conn.execute(sql, (stored_path(path),))
+            ]
+
+        return self._run("read the chunks of a file", run)
+
     def file_records(self) -> Iterator[FileRecord]:
         """Every indexed file's record, in insertion order, fetched :data:`_RECORD_BATCH` at a
         time (memory stays bounded; deleting files while iterating is safe).

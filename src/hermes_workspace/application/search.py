@@ -385,7 +385,7 @@ class SearchWorkspace:
                 f"{self.settings.max_hits_per_file} hits above them (file_rank; "
                 "knowledgebase.retriever.max_hits_per_file)"
             )
-        return SearchResults(
+        results = SearchResults(
             hits[:limit],
             mode=mode,
             requested_mode=requested,
@@ -394,6 +394,10 @@ class SearchWorkspace:
             reranker=reranked_by,
             notes=notes,
         )
+        # The whole ranked list, for result sets: ranking depends on `limit` (candidates, the
+        # per-file cap's head), so later pages come from this same computation, not a deeper one.
+        results.ranked = hits
+        return results
 
     def _rerank(self, text: str, hits: list[SearchHit], notes: list[str]) -> tuple[list[SearchHit], str | None]:
         assert self.reranker is not None

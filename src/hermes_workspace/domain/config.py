@@ -163,6 +163,24 @@ class InjectionConfig:
 
     max_chunks: int = 6
     max_tokens: int = 3200
+DEFAULT_HANDLE_TTL_HOURS = 24.0
+"""``knowledgebase.handles.ttl_hours``: how long a result set (its handles and cursors) lives. A
+day covers an agent's session and the next one's resumption; an older handle names lines the
+agent should look up again anyway."""
+
+DEFAULT_MAX_RESULT_SETS = 200
+"""``knowledgebase.handles.max_sets``: live result sets kept in the index file (the oldest are
+evicted first). A set holds at most 200 hits (compressed, about 40 kB for 50 code hits), so the
+cap bounds their space to a few MB."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandlesConfig:
+    """``knowledgebase.handles``: ``ttl_hours`` (> 0) a result set lives, and ``max_sets`` (>= 1)
+    kept at most (:mod:`hermes_workspace.domain.handles`)."""
+
+    ttl_hours: float = DEFAULT_HANDLE_TTL_HOURS
+    max_sets: int = DEFAULT_MAX_RESULT_SETS
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +203,7 @@ class WorkspaceConfig:
     reranker: RerankerConfig = field(default_factory=RerankerConfig)
     retrieval_mode: str = "off"
     injection: InjectionConfig = field(default_factory=InjectionConfig)
+    handles: HandlesConfig = field(default_factory=HandlesConfig)
 
     @property
     def default_mode(self) -> str:
@@ -299,6 +318,7 @@ class WorkspaceConfig:
             reranker=_reranker(_section(kb, "reranker", prefix="knowledgebase.")),
             retrieval_mode=_retrieval_mode(kb),
             injection=_injection(_section(kb, "injection", prefix="knowledgebase.")),
+            handles=_handles(_section(kb, "handles", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
             roots=_roots(kb.get("roots"), base_dir),
@@ -389,8 +409,10 @@ def _choice(data: Mapping[str, Any], key: str, default: str, name: str, choices:
 _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path"}),
     "knowledgebase": frozenset(
-        {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection"}
+        {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
+         "handles"}
     ),
+    "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
     "knowledgebase.roots[]": frozenset({"path", "recursive"}),
     "knowledgebase.chunking": frozenset({"chunk_size", "overlap", "threshold"}),
     "knowledgebase.indexing": frozenset({"max_file_mb"}),
@@ -529,6 +551,25 @@ def _retriever(data: Mapping[str, Any]) -> RetrieverConfig:
             hint=f"0 turns the per-file cap off; the default is {DEFAULT_MAX_HITS_PER_FILE}.",
         )
     return RetrieverConfig(mode=mode, rrf_k=rrf_k, max_hits_per_file=per_file, **values)
+
+
+MAX_HANDLE_TTL_HOURS = 24.0 * 365
+"""Longest ``knowledgebase.handles.ttl_hours`` accepted (a year)."""
+
+MAX_RESULT_SETS_LIMIT = 100_000
+"""Largest ``knowledgebase.handles.max_sets`` accepted."""
+
+
+def _handles(data: Mapping[str, Any]) -> HandlesConfig:
+    p = "knowledgebase.handles."
+    _check_keys(data, "knowledgebase.handles")
+    ttl = _number(data, "ttl_hours", DEFAULT_HANDLE_TTL_HOURS, p + "ttl_hours")
+    max_sets = _int(data, "max_sets", DEFAULT_MAX_RESULT_SETS, p + "max_sets")
+    if not 0 < ttl <= MAX_HANDLE_TTL_HOURS:
+        raise ConfigError(f"{p}ttl_hours must be > 0 and <= {MAX_HANDLE_TTL_HOURS:g}, got {ttl}")
+    if not 1 <= max_sets <= MAX_RESULT_SETS_LIMIT:
+        raise ConfigError(f"{p}max_sets must be >= 1 and <= {MAX_RESULT_SETS_LIMIT}, got {max_sets}")
+    return HandlesConfig(ttl_hours=float(ttl), max_sets=max_sets)
 
 
 def _reranker(data: Mapping[str, Any]) -> RerankerConfig:

@@ -339,6 +339,12 @@ class SearchResults(list[SearchHit]):
     ``semantic_status``: see :data:`~hermes_workspace.domain.semantic.SemanticStatus`;
     ``fusion``: the RRF weights used, or ``None``; ``reranker``: the reranker that ordered the
     hits, or ``None``; ``notes``: human sentences on fallbacks (empty when nothing fell back).
+
+    Paging (set by ``Workspace.search`` and ``Workspace.more``): ``result_set``, the id of the
+    frozen result set these hits are a page of (``None`` when it could not be saved, e.g. a
+    read-only index); ``offset``, the 0-based position of the first hit in it; ``total``, the
+    hits frozen in it; ``cursor``, ``SET@OFFSET`` of the next page, ``None`` when there is none
+    (:mod:`hermes_workspace.domain.handles`).
     """
 
     def __init__(
@@ -359,10 +365,19 @@ class SearchResults(list[SearchHit]):
         self.fusion = fusion
         self.reranker = reranker
         self.notes = list(notes)
+        self.result_set: str | None = None
+        self.offset = 0
+        self.total = len(self)
+        self.cursor: str | None = None
+        self.ranked: list[SearchHit] = list(self)
+        """Every hit the search ranked, before the cut to ``limit`` (these hits are its head):
+        what a result set freezes, so that the next pages continue the same ranking. Not in
+        the JSON."""
 
     def envelope(self) -> dict[str, Any]:
         """``{"mode", "requested_mode", "semantic_status", "fusion", "reranker", "notes",
-        "hits": [hit JSON...]}``: the response object of ``search --envelope``."""
+        "result_set", "offset", "total", "cursor", "hits": [hit JSON...]}``: the response object
+        of ``search --envelope`` and ``more``."""
         return {
             "mode": self.mode,
             "requested_mode": self.requested_mode,
@@ -370,8 +385,16 @@ class SearchResults(list[SearchHit]):
             "fusion": self.fusion,
             "reranker": self.reranker,
             "notes": list(self.notes),
+            "result_set": self.result_set,
+            "offset": self.offset,
+            "total": self.total,
+            "cursor": self.cursor,
             "hits": [hit.to_json() for hit in self],
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """The same object as :meth:`envelope` (every result object has ``to_json``)."""
+        return self.envelope()
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,6 +114,17 @@ class IndexStore(Protocol):
         ``chunks``: a concurrent search sees the old version or the new one, never a mix."""
         ...
 
+    def file_chunks(self, path: Path) -> list[Chunk]:
+        """The stored chunks of the file at absolute ``path``, in file order (``index``
+        ascending), each with its content, offsets and 1-based lines as indexed; ``[]`` when the
+        file is not indexed or has no chunks. ``read PATH:START-END`` rebuilds the indexed text of
+        a line range from them when the file changed since.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        ...
+
     def touch_file(self, record: FileRecord) -> None:
         """Update the record (mtime, size) of a file whose content did not change.
 

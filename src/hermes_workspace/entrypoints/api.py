@@ -13,7 +13,8 @@ Any adapter can be replaced when opening, by its provider name in the container
 ``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``,
 ``token_counter``, ``result_sets``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
-``search_store`` unless that is given too.
+``search_store`` unless that is given too, and keeps result sets (handles) in memory unless
+``result_sets`` is given too.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from typing import Any
 from dependency_injector import providers
 
 from hermes_workspace.adapters.file_lock import FileIndexLock
-from hermes_workspace.adapters.memory import CallbackProgressSink, NullProgressSink
+from hermes_workspace.adapters.memory import CallbackProgressSink, InMemoryResultSets, NullProgressSink
+from hermes_workspace.application.verification import ReadResult
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
 from hermes_workspace.application.catalog import STALE_SAMPLE, absolute, sample_drift
 from hermes_workspace.application.retrieve import TURN_MODES, enrich_query, looks_workspace_relevant, user_texts
@@ -126,6 +128,10 @@ def _result_json(result: Any) -> str:
     return _dumps(result)
 
 
+def _memory_result_sets(settings: Any) -> InMemoryResultSets:
+    return InMemoryResultSets(ttl_seconds=settings.handles.ttl_hours * 3600, max_sets=settings.handles.max_sets)
+
+
 def _names(expected: type | tuple[type, ...]) -> str:
     kinds = expected if isinstance(expected, tuple) else (expected,)
     words = {str: "a string", os.PathLike: "a path", type(None): "None", bool: "True or False", int: "a whole number"}
@@ -177,6 +183,9 @@ class Workspace:
             getattr(container, name).override(providers.Object(adapter))
         if "store" in adapters and "search_store" not in adapters:
             container.search_store.override(providers.Object(adapters["store"]))
+        if "store" in adapters and "result_sets" not in adapters:
+            # No index file to keep result sets in: handles live as long as this object.
+            container.result_sets.override(providers.Singleton(_memory_result_sets, container.settings))
         return cls(container)
 
     @property
@@ -288,6 +297,7 @@ class Workspace:
         glob: str | None = None,
         limit: int | None = None,
         mode: str | None = None,
+        offset: int = 0,
     ) -> SearchResults:
         """Ranked hits for free text, as a list of :class:`SearchHit` that also carries
         ``mode``, ``semantic_status``, ``fusion``, ``reranker`` and ``notes``; see
@@ -295,9 +305,16 @@ class Workspace:
         ``mode``: ``keyword``, ``semantic`` or ``hybrid`` (default: ``knowledgebase.retriever.mode``,
         ``auto`` = hybrid when an embedder is configured, else keyword).
 
+        The search is frozen as a result set (:mod:`hermes_workspace.application.result_sets`):
+        the hits are positions ``offset``..``offset + limit - 1`` of it, each with a ``handle``
+        (for :meth:`read`), ``file_hash`` and ``stale``; ``result_set``, ``offset``, ``total``
+        and ``cursor`` (for :meth:`more`, ``None`` on the last page) say where the page is. On a
+        read-only index hits have no handles and a note says why.
+
         Raises:
             IndexNotFoundError: nothing was indexed yet.
-            UsageError: an unknown ``mode``, or a malformed or empty ``glob``.
+            UsageError: an unknown ``mode``, a malformed or empty ``glob``, an ``offset`` that is
+                not a whole number from 0 to 10,000.
         """
         _check_type("query", query, str)
         if not query.strip():
@@ -313,8 +330,10 @@ class Workspace:
         _check_type("path", path, (str, os.PathLike, type(None)))
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise UsageError(f"limit must be a whole number or None, got {limit!r}")
-        return self._container.search_workspace().execute(
-            query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode
+        _check_type("offset", offset, int)
+        return self._container.paged_search().execute(
+            query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode,
+            offset=offset,
         )
 
     def retrieve(
@@ -359,6 +378,36 @@ class Workspace:
             query, budget=budget, path=os.fspath(path) if path is not None else None, glob=glob, mode=mode,
             max_chunks=max_chunks,
         )
+
+    def more(self, cursor: str, *, limit: int | None = None) -> Any:
+        """The next page of a frozen result set, named by a ``cursor`` (``SET@OFFSET``, as
+        ``SearchResults.cursor``), without searching again: a :class:`SearchResults` of up to
+        ``limit`` hits (default: the page size of the search that made it) for a search set,
+        a ``RetrievePack`` for a retrieve set. Hits are marked for freshness anew.
+
+        Raises:
+            UsageError: ``cursor`` is not ``SET@OFFSET``, ``limit`` not a whole number >= 1.
+            HandleNotFoundError: no such set in this index (exit 66).
+            HandleExpiredError: the set expired or was evicted (exit 66): search again.
+        """
+        _check_type("cursor", cursor, str)
+        _check_type("limit", limit, (int, type(None)))
+        return self._container.more_results().execute(cursor, limit=limit)
+
+    def read(self, target: str) -> ReadResult:
+        """The lines a handle (``SET:N``) or a locator (``PATH:START-END``, ``PATH:LINE``; lines
+        1-based, inclusive) names, verified against the file on disk: a :class:`ReadResult`
+        whose ``status`` is ``verified`` (text is the indexed text), ``moved`` (the file changed
+        and the text is now at ``line_start``-``line_end``, was at ``moved_from``), ``stale``
+        (changed, the text cannot be found exactly once: no text) or ``deleted``.
+
+        Raises:
+            UsageError: a malformed target, an unindexed path, lines out of range.
+            HandleNotFoundError, HandleExpiredError: the handle's set is unknown or expired (exit 66).
+            IndexNotFoundError: nothing was indexed yet.
+        """
+        _check_type("target", target, str)
+        return self._container.read_span().execute(target)
 
     def context_for_turn(self, message: str, recent_messages: Any = (), mode: str | None = None) -> str:
         """Seed 001's turn-by-turn retrieval for agent hosts: the framed workspace context to

@@ -39,6 +39,7 @@ from cyclopts.exceptions import CycloptsError
 
 from hermes_workspace import __version__
 from hermes_workspace.domain.errors import UsageError, WorkspaceError
+from hermes_workspace.domain.model import SearchResults
 from hermes_workspace.domain.paths import display_name, escape_json_surrogates
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
@@ -163,6 +164,8 @@ def search_command(
     limit: str | None = None,
     mode: Literal["keyword", "semantic", "hybrid"] | None = None,
     envelope: bool = False,
+    offset: str | None = None,
+    cursor: str | None = None,
 ) -> _Output:
     """Search the index with free text (operators like NOT or quotes are ordinary words).
 
@@ -186,12 +189,24 @@ def search_command(
         keyword (BM25), semantic (nearest vectors) or hybrid (both, fused); default:
         knowledgebase.retriever.mode, which is hybrid when an embedder is configured.
     envelope
-        Print {"mode", "semantic_status", "fusion", "reranker", "notes", "hits": [...]} instead
-        of the bare list of hits.
+        Print {"mode", "semantic_status", "fusion", "reranker", "notes", "result_set", "offset",
+        "total", "cursor", "hits": [...]} instead of the bare list of hits.
+    offset
+        Skip this many hits of the ranked list (0-based; --offset 20 --limit 20 is the second page).
+    cursor
+        Print the page a cursor names (SET@OFFSET, the `cursor` of an earlier page), without
+        searching again; the same as `more CURSOR`. No query is given with it.
     """
     text = " ".join(query)
     with _workspace() as ws:
-        hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit), mode=mode)
+        if cursor is not None:
+            if text.strip() or offset is not None:
+                raise UsageError("--cursor names a page of an earlier search: give no query and no --offset with it",
+                                 hint="hermes-workspace search --cursor 5e0c17aa@20")
+            hits = ws.more(cursor, limit=_parse_limit(limit))
+        else:
+            hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit), mode=mode,
+                             offset=_parse_offset(offset))
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
         import structlog
 
@@ -265,6 +280,51 @@ def _parse_whole(option: str, value: str | None) -> int | None:
         return int(value.strip())
     except ValueError:
         raise UsageError(f"{option} must be a whole number, got {value!r}") from None
+
+
+@app.command(name="more")
+def more_command(cursor: str, /, *, limit: str | None = None) -> _Output:
+    """Print the next page of an earlier search (or retrieve), without searching again.
+
+    Parameters
+    ----------
+    cursor
+        The `cursor` of the previous page (SET@OFFSET, e.g. 5e0c17aa@20).
+    limit
+        Hits in this page (default: the page size of the search that made the set).
+    """
+    with _workspace() as ws:
+        page = ws.more(cursor, limit=_parse_limit(limit))
+    if isinstance(page, SearchResults):
+        return _Output(page.envelope(), lambda con: _human_hits(con, page))
+    return _Output(page.to_json(), lambda con: con.print(getattr(page, "text", ""), markup=False))
+
+
+@app.command(name="read")
+def read_command(target: str, /) -> _Output:
+    """Print lines of an indexed file, verified against the file on disk.
+
+    Status verified: the text is the indexed text. moved: the file changed and the indexed text is
+    now, once, at other lines (moved_from has the old ones). stale: the file changed and the text
+    cannot be found exactly once: no text is printed, search again. deleted: the file is gone.
+
+    Parameters
+    ----------
+    target
+        A handle printed with a hit (5e0c17aa:3), or an indexed file and 1-based lines:
+        /path/file.py:12-30 or /path/file.py:12.
+    """
+    with _workspace() as ws:
+        result = ws.read(target)
+    return _Output(result.to_json(), lambda con: _human_read(con, result))
+
+
+def _human_read(console: Any, result: Any) -> None:
+    where = f"{result.path}:{result.line_start}-{result.line_end}"
+    console.print(_safe(f"{result.status}: {where}  ({result.message})"), markup=False)
+    if result.text is not None:
+        for line in result.text.split("\n"):
+            console.print(f"    {_safe(line)}", markup=False)
 
 
 @app.command(name="status")
@@ -603,6 +663,15 @@ def _parse_limit(value: str | None) -> int | None:
         return int(value.strip())
     except ValueError:
         raise UsageError(f"--limit must be a whole number, got {value!r}") from None
+
+
+def _parse_offset(value: str | None) -> int:
+    if value is None:
+        return 0
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise UsageError(f"--offset must be a whole number, got {value!r}") from None
 
 
 def _cyclopts_message(exc: CycloptsError) -> str:

@@ -1,0 +1,373 @@
+"""Use cases: freshness marks on hits, and verified reads of indexed line ranges.
+
+Both compare the file on disk with the bytes that were indexed, by their SHA-256 digest (the
+``content_hash`` indexing records: ``hashlib.sha256`` of the raw bytes, see
+:func:`hermes_workspace.application.indexing.process_file`). Peers serve edited and deleted files
+silently (qmd#961), and a stale line range applied to a fresh read returns the wrong region
+(codegraph#1474); here a hit says whether its file changed, and ``read`` returns text only when
+it is the indexed text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from hermes_workspace.domain.errors import HandleNotFoundError, UsageError, WorkspaceError
+from hermes_workspace.domain.handles import looks_like_handle, parse_handle
+from hermes_workspace.domain.lines import LineIndex
+from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, SourceFile
+from hermes_workspace.domain.ports import Decoder, FileSource, IndexStore, ResultSetStore
+
+ReadStatus = Literal["verified", "moved", "stale", "deleted"]
+"""What ``read`` found: ``verified`` (the lines hold the indexed text), ``moved`` (the file changed
+and the indexed text is now, once, at other lines), ``stale`` (the file changed and the indexed
+text cannot be found exactly once: no text is returned), ``deleted`` (the file is gone)."""
+
+
+def _read_file(source: FileSource, path: Path) -> bytes:
+    """The bytes of the regular file at ``path`` (symlinks followed), read through ``source``,
+    which checks on the open descriptor that it is the file just looked at (never a FIFO).
+
+    Raises:
+        OSError: missing (``FileNotFoundError``, ``NotADirectoryError``), unreadable, or not a
+            regular file.
+    """
+    found = os.stat(path)
+    if not stat.S_ISREG(found.st_mode):
+        raise IsADirectoryError(f"not a regular file: {path}")
+    file = SourceFile(path, path.parent, found.st_size, found.st_mtime_ns, (found.st_dev, found.st_ino))
+    return source.read_bytes(file)
+
+
+def content_hash(data: bytes) -> str:
+    """SHA-256 hex digest of ``data``: the ``FileRecord.content_hash`` indexing records."""
+    return hashlib.sha256(data).hexdigest()
+
+
+_MISSING = (FileNotFoundError, NotADirectoryError)
+
+
+@dataclass
+class FreshnessMarker:
+    """Marks hits with ``file_hash`` and ``stale`` (:class:`SearchHit`, "Verification").
+
+    ``file_hash``: kept when the hit has one (a frozen hit keeps the digest of the version its
+    content came from), else the indexed file's ``content_hash`` (one ``store.get_file`` per
+    path). ``stale``: the file on disk is no longer those bytes. A file whose size and
+    ``mtime_ns`` equal the index record's (and whose record has that digest) is fresh without
+    being read, as ``index`` decides; otherwise it is read once and hashed. A missing or
+    unreadable file, or a hit whose file is no longer indexed, is stale.
+    """
+
+    store: IndexStore
+    source: FileSource
+
+    def mark(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
+        """``hits`` with ``file_hash`` and ``stale`` set, in the same order. Each path is looked
+        up, stat-ed and (when needed) read at most once per call.
+
+        Raises:
+            StoreError: the index database failed.
+        """
+        records: dict[Path, FileRecord | None] = {}
+        digests: dict[Path, str | None] = {}
+        marked: list[SearchHit] = []
+        for hit in hits:
+            if hit.path not in records:
+                records[hit.path] = self.store.get_file(hit.path)
+            record = records[hit.path]
+            expected = hit.file_hash or (record.content_hash if record is not None else None)
+            if expected is None:
+                marked.append(replace(hit, stale=True))
+                continue
+            if record is not None and record.content_hash == expected and _unchanged(hit.path, record):
+                marked.append(replace(hit, file_hash=expected, stale=False))
+                continue
+            if hit.path not in digests:
+                digests[hit.path] = self._digest(hit.path)
+            marked.append(replace(hit, file_hash=expected, stale=digests[hit.path] != expected))
+        return marked
+
+    def _digest(self, path: Path) -> str | None:
+        try:
+            return content_hash(_read_file(self.source, path))
+        except OSError:
+            return None
+
+
+def _unchanged(path: Path, record: FileRecord) -> bool:
+    """True when ``path`` has the size and modification time (ns) the index recorded."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return False
+    return found.st_size == record.size and found.st_mtime_ns == record.mtime_ns
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """What ``read`` returns (:data:`ReadStatus`).
+
+    ``path``: the absolute file; ``line_start``/``line_end``: 1-based, inclusive, where the text
+    is now (``verified``, ``moved``) or was when indexed (``stale``, ``deleted``); ``text``: the
+    characters of those lines of the file on disk (without the ``\\n`` ending the last one), or
+    ``None`` unless verified or moved; ``moved_from``: the indexed ``(line_start, line_end)`` when
+    moved; ``file_hash``: SHA-256 of the indexed bytes compared with the disk; ``handle``: the
+    handle read, ``None`` for a locator; ``message``: one sentence on what was found."""
+
+    status: ReadStatus
+    path: Path
+    line_start: int
+    line_end: int
+    text: str | None
+    file_hash: str | None
+    message: str
+    moved_from: tuple[int, int] | None = None
+    handle: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"status", "path", "line_start", "line_end", "text", "moved_from": {"line_start",
+        "line_end"} | null, "file_hash", "handle", "message"}``."""
+        return {
+            "status": self.status,
+            "path": str(self.path),
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "text": self.text,
+            "moved_from": (
+                {"line_start": self.moved_from[0], "line_end": self.moved_from[1]} if self.moved_from else None
+            ),
+            "file_hash": self.file_hash,
+            "handle": self.handle,
+            "message": self.message,
+        }
+
+
+_LOCATOR = re.compile(r"(?P<path>.+):(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?")
+
+LOCATOR_HINT = (
+    "Give a handle printed with a hit (5e0c17aa:3), or an indexed file and 1-based lines: "
+    "/abs/path/file.py:12-30 or /abs/path/file.py:12."
+)
+
+
+def parse_locator(target: str) -> tuple[str, int, int]:
+    """``(path, line_start, line_end)`` of ``PATH:START-END`` or ``PATH:LINE`` (the last ``:``
+    separates the lines, so a path may hold ``:``).
+
+    Raises:
+        UsageError: another shape, a line below 1, or ``START > END``.
+    """
+    match = _LOCATOR.fullmatch(target.strip())
+    if match is None:
+        raise UsageError(f"not a handle or a locator: {target!r:.120}", hint=LOCATOR_HINT)
+    start = int(match["start"])
+    end = int(match["end"]) if match["end"] is not None else start
+    if start < 1 or end < start:
+        raise UsageError(
+            f"line range {start}-{end} is not valid: lines are 1-based and the first comes before the last",
+            hint=LOCATOR_HINT,
+        )
+    return match["path"], start, end
+
+
+def line_text(text: str, lines: LineIndex, start: int, end: int) -> str:
+    """Lines ``start``..``end`` (1-based, inclusive, within ``lines.line_count``) of ``text``,
+    without the ``\\n`` that ends the last one (a ``\\r`` before it stays, as lines are counted
+    by ``\\n`` only: :mod:`hermes_workspace.domain.lines`)."""
+    begin = lines.line_start_offset(start)
+    if end < lines.line_count:
+        stop = lines.line_start_offset(end + 1) - 1  # the "\n" ending line `end`
+    else:
+        stop = len(text) - 1 if text.endswith("\n") else len(text)
+    return text[begin:stop]
+
+
+def indexed_lines(chunks: Sequence[Chunk], start: int, end: int) -> str | None:
+    """The indexed text of lines ``start``..``end``, rebuilt from a file's stored ``chunks``, or
+    ``None`` when some of those lines lie outside the chunks' text (blank lines between chunks,
+    whose exact whitespace was not stored).
+
+    Overlapping and adjacent chunks (same offsets into the indexed text) are joined into runs,
+    and so is a chunk that starts on the line after a run ends when exactly one character lies
+    between them (that character is the ``\n``; a longer gap holds whitespace that was not
+    stored: trailing spaces, a ``\r``). The lines must lie inside one run. Chunks start at line
+    starts (domain/chunking.py, rule 1), so a run's first line is whole; its last line ends where
+    the chunk's text ends (trailing whitespace was trimmed at indexing).
+    """
+    runs: list[tuple[int, int, str]] = []  # (start_char, first line, text)
+    for chunk in sorted(chunks, key=lambda c: c.start_char):
+        if runs:
+            begin, first, text = runs[-1]
+            end_char = begin + len(text)
+            if chunk.start_char <= end_char:
+                if chunk.end_char > end_char:
+                    text += chunk.content[end_char - chunk.start_char :]
+                runs[-1] = (begin, first, text)
+                continue
+            if chunk.start_char == end_char + 1 and chunk.line_start == first + text.count("\n") + 1:
+                runs[-1] = (begin, first, text + "\n" + chunk.content)
+                continue
+        runs.append((chunk.start_char, chunk.line_start, chunk.content))
+    for _, first, text in runs:
+        lines = LineIndex(text)
+        last = first + lines.line_count - 1
+        if first <= start and end <= last:
+            return line_text(text, lines, start - first + 1, end - first + 1)
+    return None
+
+
+@dataclass
+class ReadSpan:
+    """``read TARGET``: the lines a handle or a locator names, verified against the file on disk.
+
+    The file is read once and hashed. Equal to the indexed digest: ``verified``, with the text of
+    those lines. Changed: the indexed text (a handle's chunk content; for a locator, the indexed
+    text of its lines rebuilt from the stored chunks, :func:`indexed_lines`) is looked for in the
+    new text, decoded with the encoding recorded at indexing (the decoder's hint); found exactly
+    once, starting at a line start: ``moved`` with the new lines, ``moved_from`` the old ones
+    (``verified`` when they are the same lines: the file changed elsewhere); otherwise ``stale``,
+    with the old locator and no text. A missing file: ``deleted``. A file that cannot be read or
+    decoded any more: ``stale``.
+    """
+
+    store: IndexStore
+    source: FileSource
+    decoder: Decoder
+    result_sets: ResultSetStore | None = None
+
+    def execute(self, target: str) -> ReadResult:
+        """Read ``target``: a handle ``SET:N`` or a locator ``PATH:START-END`` / ``PATH:LINE``
+        (an indexed file's absolute path, or one relative to the current directory; ``~``
+        expanded).
+
+        Raises:
+            UsageError: ``target`` is neither; the file is not indexed; the lines are out of range
+                (beyond the end of a file that has not changed since indexing).
+            HandleNotFoundError: the handle's set is unknown, or has no hit N.
+            HandleExpiredError: the handle's set expired or was evicted.
+            StoreError: the database failed.
+        """
+        if not isinstance(target, str) or not target.strip():
+            raise UsageError("read needs a handle or a locator", hint=LOCATOR_HINT)
+        if looks_like_handle(target):
+            return self._read_handle(target)
+        return self._read_locator(target)
+
+    def _read_handle(self, target: str) -> ReadResult:
+        handle = parse_handle(target)
+        if self.result_sets is None:
+            raise HandleNotFoundError(f"no result sets are kept for this workspace: {handle} cannot be read")
+        saved = self.result_sets.load(handle.set_id)
+        if handle.ordinal > len(saved.hits):
+            raise HandleNotFoundError(
+                f"result set {handle.set_id} holds {len(saved.hits)} hits; there is no hit {handle.ordinal}"
+            )
+        hit = saved.hits[handle.ordinal - 1]
+        record = self.store.get_file(hit.path)
+        indexed_hash = hit.file_hash or (record.content_hash if record is not None else None)
+        return self._verify(
+            hit.path, hit.line_start, hit.line_end, indexed_hash, lambda: hit.content,
+            encoding=record.encoding if record is not None else None, handle=str(handle), locator=False,
+        )
+
+    def _read_locator(self, target: str) -> ReadResult:
+        raw, start, end = parse_locator(target)
+        path, record = self._indexed(raw)
+        return self._verify(
+            path, start, end, record.content_hash, lambda: indexed_lines(self.store.file_chunks(path), start, end),
+            encoding=record.encoding, handle=None, locator=True,
+        )
+
+    def _indexed(self, raw: str) -> tuple[Path, FileRecord]:
+        expanded = Path(os.path.expanduser(raw))
+        absolute = Path(os.path.abspath(expanded))
+        candidates = [absolute]
+        real = Path(os.path.realpath(expanded))
+        if real != absolute:
+            candidates.append(real)
+        for path in candidates:
+            record = self.store.get_file(path)
+            if record is not None:
+                return path, record
+        raise UsageError(
+            f"{absolute} is not an indexed file",
+            hint="Give the absolute path as printed in a hit's `path`, or run `hermes-workspace index` first.",
+        )
+
+    def _verify(
+        self,
+        path: Path,
+        start: int,
+        end: int,
+        indexed_hash: str | None,
+        indexed_text: Any,
+        *,
+        encoding: str | None,
+        handle: str | None,
+        locator: bool,
+    ) -> ReadResult:
+        def result(status: ReadStatus, message: str, **fields: Any) -> ReadResult:
+            values: dict[str, Any] = {"line_start": start, "line_end": end, "text": None, **fields}
+            return ReadResult(status, path, file_hash=indexed_hash, message=message, handle=handle, **values)
+
+        where = f"{path}:{start}-{end}"
+        try:
+            data = _read_file(self.source, path)
+        except _MISSING:
+            return result("deleted", f"{path} no longer exists")
+        except OSError as exc:
+            return result("stale", f"{path} cannot be read any more ({exc.strerror or exc}): {where} is not verified")
+        try:
+            text = self._decode(data, encoding)
+        except WorkspaceError as exc:
+            return result("stale", f"{path} cannot be decoded any more ({exc.message}): {where} is not verified")
+        lines = LineIndex(text)
+        if content_hash(data) == indexed_hash:
+            if end > lines.line_count:
+                raise UsageError(
+                    f"{path} has {lines.line_count} lines; {start}-{end} is out of range",
+                    hint=f"Give lines from 1 to {lines.line_count}.",
+                )
+            return result("verified", f"{where} holds the indexed text", text=line_text(text, lines, start, end))
+        old = indexed_text()
+        if not old:
+            what = "those lines are outside the indexed chunks" if locator else "the hit has no text"
+            return result("stale", f"{path} changed since it was indexed and {what}: run the search again")
+        found = _find_once(text, old)
+        if found is None:
+            return result(
+                "stale",
+                f"{path} changed since it was indexed and the indexed text of {start}-{end} is not there exactly "
+                "once: run the search again",
+            )
+        new_start, new_end = lines.span(found, found + len(old))
+        now = line_text(text, lines, new_start, new_end)
+        if (new_start, new_end) == (start, end):
+            return result("verified", f"{path} changed elsewhere; {start}-{end} still holds the indexed text", text=now)
+        return result(
+            "moved",
+            f"{path} changed: the indexed text moved {start}-{end} -> {new_start}-{new_end}",
+            line_start=new_start, line_end=new_end, text=now, moved_from=(start, end),
+        )
+
+    def _decode(self, data: bytes, encoding: str | None) -> str:
+        return self.decoder.decode(data, hint=encoding) if encoding else self.decoder.decode(data)
+
+
+def _find_once(text: str, needle: str) -> int | None:
+    """The offset of the only occurrence of ``needle`` in ``text`` (overlapping occurrences
+    count), when it starts at a line start; else ``None``."""
+    first = text.find(needle)
+    if first == -1 or text.find(needle, first + 1) != -1:
+        return None
+    if first > 0 and text[first - 1] != "\n":
+        return None
+    return first
