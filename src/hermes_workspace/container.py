@@ -38,7 +38,7 @@ from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.catalog import DoctorCheck
 from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError, UsageError
-from hermes_workspace.domain.ports import Embedder, Reranker, ResultSetStore, TokenCounter, VectorIndex
+from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, ResultSetStore, TokenCounter, VectorIndex
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -314,10 +314,18 @@ def _retrieve_context(
         result_sets=result_sets,
         verify=freshness.mark,
         roots=[root.path for root in config.all_roots(home)],
-        files_indexed=lambda: search.store.status().files,
+        file_counts=partial(_file_counts, search.store),
         default_budget=config.injection.max_tokens,
         default_max_chunks=config.injection.max_chunks,
     )
+
+
+def _file_counts(store: IndexStore) -> tuple[int, int | None]:
+    """``(indexed, total)`` for retrieve's coverage: total adds the files the last index run
+    skipped for a reason other than being unchanged (they are not in the index)."""
+    status = store.status()
+    left_out = sum(count for reason, count in status.skipped.items() if reason != "unchanged")
+    return status.files, (status.files + left_out) if status.last_indexed_at else None
 
 
 def _retrieve_pager(context: RetrieveContext) -> Callable[..., Any]:

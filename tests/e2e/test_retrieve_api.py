@@ -38,7 +38,7 @@ def test_retrieve_then_the_next_pack_from_the_frozen_set(ws: Workspace) -> None:
     assert len(pack.blocks) == 6 and pack.cursor == f"{pack.result_set}@12"
     frozen = ws._container.result_sets().load(pack.result_set)
     assert frozen.kind == "retrieve" and len(frozen.hits) == 24  # max(4 * 6, 20) candidates
-    following = ws._container.retrieve_context().page(frozen, 12)
+    following = ws.more(pack.cursor)  # the seam: a retrieve cursor pages through the retrieve pager
     assert following.cursor is None and following.offset == 12
     first = {b.handle for b in pack.blocks} | {o.handle for o in pack.omitted}
     second = {b.handle for b in following.blocks} | {o.handle for o in following.omitted}
@@ -126,3 +126,16 @@ def test_workspace_tool_returns_json_text_and_errors_never_raise(ws: Workspace) 
     assert error(ws.workspace_tool("search", query="x", mode="psychic"))["code"] == "usage_error"
     if not hasattr(ws, "read"):  # another slice adds it; until then the action says so
         assert error(ws.workspace_tool("read", target="abcdef12:1"))["code"] == "not_available"
+
+
+def test_retrieve_coverage_and_stale_marks(ws: Workspace, home: Path) -> None:
+    (home / "workspace" / "docs" / "big.bin").write_bytes(b"\0" * 10)  # skipped by suffix: counted in total
+    ws.index()
+    pack = ws.retrieve("deployment wave", budget=2000)
+    assert pack.to_json()["coverage"] == {"files_indexed": 31, "files_total": 32, "stale": 0, "semantic_status": "disabled"}
+    edited = Path(pack.blocks[0].path)
+    edited.write_text(edited.read_text() + "\nmore\n")
+    again = ws.retrieve("deployment wave", budget=2000)
+    assert [b.stale for b in again.blocks if b.path == str(edited)] == [True]
+    assert again.to_json()["coverage"]["stale"] == 1
+    assert "STALE" in again.text

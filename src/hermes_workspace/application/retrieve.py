@@ -50,7 +50,8 @@ class RetrieveContext:
     ``search``: the search use case's ``execute``; ``counter``: the budget's tokenizer;
     ``result_sets``: where candidate lists are frozen (handles ``SET:N``, 1-based in candidate
     order; cursors ``SET@OFFSET``); ``roots``: the workspace's root folders (citation paths);
-    ``files_indexed``: a function giving the count of indexed files (coverage), or None;
+    ``file_counts``: a function giving ``(files indexed, files seen by the last index run)``
+    for coverage (the second None when unknown), or None;
     ``verify``: marks hits whose file changed since indexing (sets ``stale``/``file_hash``),
     or None when not wired; ``default_budget`` and ``default_max_chunks``: from
     ``knowledgebase.injection``.
@@ -60,7 +61,7 @@ class RetrieveContext:
     counter: TokenCounter
     result_sets: ResultSetStore
     roots: Sequence[Path] = ()
-    files_indexed: Callable[[], int] | None = None
+    file_counts: Callable[[], tuple[int, int | None]] | None = None
     verify: Callable[[Sequence[SearchHit]], Sequence[SearchHit]] | None = None
     default_budget: int = DEFAULT_BUDGET
     default_max_chunks: int = DEFAULT_MAX_CHUNKS
@@ -152,11 +153,14 @@ class RetrieveContext:
 
     def _coverage(self, hits: Sequence[SearchHit], semantic_status: str) -> dict[str, Any]:
         """``{"files_indexed", "files_total", "stale", "semantic_status"}``: ``files_total`` is
-        not known here (null); ``stale``: candidate files found changed, null when unchecked."""
+        the indexed files plus those the last index run left out (too large, binary, deleted by
+        the user...), null when unknown; ``stale``: candidate files found changed, null when
+        unchecked."""
         checked = [h for h in hits if h.stale is not None]
+        indexed, total = self.file_counts() if self.file_counts is not None else (None, None)
         return {
-            "files_indexed": self.files_indexed() if self.files_indexed is not None else None,
-            "files_total": None,
+            "files_indexed": indexed,
+            "files_total": total,
             "stale": len({h.path for h in checked if h.stale}) if checked else None,
             "semantic_status": semantic_status,
         }
