@@ -2,9 +2,9 @@
 handshake era (``mode="legacy"``: initialize, JSON-RPC over memory streams) and the direct
 in-process dispatch (``mode="auto"``).
 
-Tools whose Workspace method other slices are still writing (retrieve, read, more, list,
-delete, doctor) are tested against :class:`StubWorkspace`, which has the contract's signatures;
-search, status and index also run on a real workspace."""
+The tool table, argument checks and error mapping are tested against :class:`StubWorkspace`
+(the Workspace signatures, recording calls); every read-only tool also runs on a real workspace
+in an agent session (search, retrieve, read, edit, read again, more, list, doctor)."""
 
 from __future__ import annotations
 
@@ -433,3 +433,47 @@ def test_eight_clients_fifty_calls_each_while_index_runs(home: Path) -> None:
     pool.close()
     assert failures == []
     assert index_runs[0] >= 1
+
+
+def test_an_agent_session_on_a_real_workspace(home: Path) -> None:
+    """search -> retrieve within a budget -> read a handle -> the file is edited above the
+    chunk -> read again (moved) -> more -> list -> doctor, through the SDK client, every result
+    checked against the file and the real o200k_base counter."""
+    from hermes_workspace.adapters.tiktoken_counter import TiktokenCounter
+
+    docs = make_notes(home, count=30)
+    runbook = docs / "runbook.md"
+    runbook.write_text("# Runbook\n\nintro\n\n## Rollback\n\nTo roll back a release, run the rollback job.\n")
+    with Workspace.open(home) as ws:
+        ws.index()
+    pool, _ = open_pool(home)
+    server = build_server(pool)
+    counter = TiktokenCounter()
+
+    async def body(client: Client) -> dict[str, Any]:
+        found = document(await client.call_tool("search", {"query": "roll back a release", "limit": 3}))
+        packed = await client.call_tool("retrieve", {"query": "rollout", "budget": 400})
+        handle = found["hits"][0]["handle"]
+        verified = document(await client.call_tool("read", {"target": handle}))
+        runbook.write_text("<!-- owner: ops -->\n\n" + runbook.read_text())
+        moved = document(await client.call_tool("read", {"target": handle}))
+        following = document(await client.call_tool("more", {"cursor": document(packed)["cursor"]}))
+        listed = document(await client.call_tool("list", {"path": str(docs), "limit": 5}))
+        doctor = document(await client.call_tool("doctor", {}))
+        return {"found": found, "packed": packed, "verified": verified, "moved": moved, "more": following,
+                "list": listed, "doctor": doctor}
+
+    out = run_client(server, "legacy", body)
+    pool.close()
+    top = out["found"]["hits"][0]
+    assert (top["path"], top["line_start"], top["line_end"], top["stale"]) == (str(runbook), 1, 7, False)
+    text = out["packed"].content[0].text
+    assert counter.count(text) <= 400
+    assert counter.count(json.dumps(out["packed"].structured_content, ensure_ascii=False, separators=(",", ":"))) <= 400
+    assert json.loads(text)["tokens"] == counter.count(text)
+    assert out["verified"]["status"] == "verified" and out["verified"]["text"].startswith("# Runbook")
+    assert (out["moved"]["status"], out["moved"]["line_start"], out["moved"]["line_end"]) == ("moved", 3, 9)
+    assert out["moved"]["moved_from"] == {"line_start": 1, "line_end": 7}
+    assert str(out["more"]["offset"]) == json.loads(text)["cursor"].split("@")[1] and out["more"]["blocks"]
+    assert (out["list"]["total"], len(out["list"]["files"])) == (31, 5)
+    assert {c["name"]: c["status"] for c in out["doctor"]["checks"]}["tokenizer"] == "passed"
