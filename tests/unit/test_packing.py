@@ -232,3 +232,20 @@ def test_the_budget_holds_for_the_serialized_response_and_the_text(
     assert data["tokens"] == COUNTER.count(serialized)
     for block in pack.blocks:  # every block's lines are its range
         assert block.text.count("\n") == block.line_end - block.line_start
+
+
+@pytest.mark.parametrize("budget", [300, 450, 600, 800])
+def test_a_best_block_cut_to_fit_is_never_dropped_for_the_notes_written_after_it(budget: int) -> None:
+    """Found on code-nav-flask: `retrieve from_prefixed_env --budget 600` returned no block at all.
+    The best hit (a 60-line method) was cut to fill the budget before the notes on the regions
+    left out were written; once they were, the block was dropped instead of cut shorter."""
+    counter = TiktokenCounter()
+    method = "\n".join(f"        value_{i} = load_setting(prefix, 'KEY_{i}', default={i})" for i in range(60))
+    others = [hit(f"mod{n}.py", 1, "\n".join(f"other_{n}_{i} = compute({i})" for i in range(40)), n)
+              for n in range(2, 14)]
+    pack = pack_hits("from_prefixed_env", [hit("config.py", 126, method, 1), *others], counter=counter,
+                     budget=budget, set_id=SET)
+    assert counter.count(pack.serialize()) <= budget
+    first = pack.blocks[0]
+    assert (first.path, first.line_start, first.full_line_end) == ("/ws/config.py", 126, 185)
+    assert first.text == "\n".join(method.split("\n")[: first.line_end - 125])

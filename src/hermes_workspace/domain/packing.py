@@ -540,16 +540,19 @@ def pack_hits(
 
     pending = len(regions)
     settle(pending)
+    placed: list[_Region] = []  # the region of each block, for a later re-cut
     for region in shown:
         pending -= 1
         pack.blocks.append(_block(region, relative))
         if settle(pending):
+            placed.append(region)
             continue
         pack.blocks.pop()
         cut = _largest_cut(region, relative, pack, settle, pending)
         lines = len(region.lines) if region.lines is not None else 1
         if cut is not None and (not pack.blocks or 2 * cut >= lines):
             pack.blocks.append(_block(region, relative, keep=cut))
+            placed.append(region)
             settle(pending)
         else:
             left.append(region)
@@ -560,14 +563,22 @@ def pack_hits(
         pack.omitted.append(
             OmittedHit(block.handle, block.path, block.line_start, block.line_end, counter.count(block.framed()))
         )
-    # Entries that do not fit go, last first; then (never expected) blocks are cut or dropped.
+    # Entries that do not fit go, last first. Then the last block is cut shorter: a block cut to
+    # fill the budget while the notes on what was left out were not yet written has to make room
+    # for them; it is dropped only when not even one of its lines fits.
     more, listing = 0, True
     while not settle(more):
         if pack.omitted:
             pack.omitted.pop()
             more += 1
         elif pack.blocks:
+            region = placed[len(pack.blocks) - 1]
             pack.blocks.pop()
+            cut = _largest_cut(region, relative, pack, lambda _: settle(more), more)
+            if cut is not None and cut < len(region.lines or ()):
+                pack.blocks.append(_block(region, relative, keep=cut))
+                continue
+            placed.pop()
             dropped += 1
             more += 1
         else:
