@@ -203,10 +203,10 @@ def search_command(
             if text.strip() or offset is not None:
                 raise UsageError("--cursor names a page of an earlier search: give no query and no --offset with it",
                                  hint="hermes-workspace search --cursor 5e0c17aa@20")
-            hits = ws.more(cursor, limit=_parse_limit(limit))
+            hits = ws.more(cursor, limit=_whole_number("--limit", limit))
         else:
-            hits = ws.search(text, path=path, glob=glob, limit=_parse_limit(limit), mode=mode,
-                             offset=_parse_offset(offset))
+            hits = ws.search(text, path=path, glob=glob, limit=_whole_number("--limit", limit), mode=mode,
+                             offset=_whole_number("--offset", offset, 0))
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
         import structlog
 
@@ -255,7 +255,7 @@ def retrieve_command(
     text = " ".join(query)
     with _workspace() as ws:
         pack = ws.retrieve(
-            text, budget=_parse_whole("--budget", budget), max_chunks=_parse_whole("--max-chunks", max_chunks),
+            text, budget=_whole_number("--budget", budget), max_chunks=_whole_number("--max-chunks", max_chunks),
             path=path, glob=glob, mode=mode,
         )
     return _Output(pack.to_json(), lambda con: _human_pack(con, pack), raw=pack.serialize())
@@ -273,14 +273,6 @@ def _human_pack(console: Any, pack: Any) -> None:
             console.print("Nothing retrieved.")
 
 
-def _parse_whole(option: str, value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        raise UsageError(f"{option} must be a whole number, got {value!r}") from None
-
 
 @app.command(name="more")
 def more_command(cursor: str, /, *, limit: str | None = None) -> _Output:
@@ -294,7 +286,7 @@ def more_command(cursor: str, /, *, limit: str | None = None) -> _Output:
         Hits in this page (default: the page size of the search that made the set).
     """
     with _workspace() as ws:
-        page = ws.more(cursor, limit=_parse_limit(limit))
+        page = ws.more(cursor, limit=_whole_number("--limit", limit))
     if isinstance(page, SearchResults):
         return _Output(page.envelope(), lambda con: _human_hits(con, page))
     return _Output(page.to_json(), lambda con: con.print(getattr(page, "text", ""), markup=False))
@@ -358,8 +350,8 @@ def list_command(
         Files to skip (0-based); the answer's next_offset is the next page's.
     """
     with _workspace() as ws:
-        listing = ws.list_files(path, recursive=recursive, limit=_parse_int("--limit", limit, 100),
-                                offset=_parse_int("--offset", offset, 0))
+        listing = ws.list_files(path, recursive=recursive, limit=_whole_number("--limit", limit, 100),
+                                offset=_whole_number("--offset", offset, 0))
     return _Output(listing.to_json(), lambda con: _human_listing(con, listing))
 
 
@@ -391,14 +383,6 @@ def doctor_command() -> _Output:
         report = ws.doctor()
     return _Output(report.to_json(), lambda con: _human_doctor(con, report), exit_code=report.exit_code)
 
-
-def _parse_int(option: str, value: str | None, default: int) -> int:
-    if value is None:
-        return default
-    try:
-        return int(value.strip())
-    except ValueError:
-        raise UsageError(f"{option} must be a whole number, got {value!r}") from None
 
 
 def _human_listing(console: Any, listing: Any) -> None:
@@ -656,22 +640,16 @@ def _usage_error(exc: CycloptsError) -> UsageError:
     )
 
 
-def _parse_limit(value: str | None) -> int | None:
+def _whole_number(option: str, value: str | None, default: int | None = None) -> int | None:
+    """``value`` (an option's text) as an int, ``default`` when the option was not given.
+    Raises UsageError naming ``option`` when it is not a whole number."""
     if value is None:
-        return None
+        return default
     try:
         return int(value.strip())
     except ValueError:
-        raise UsageError(f"--limit must be a whole number, got {value!r}") from None
+        raise UsageError(f"{option} must be a whole number, got {value!r}") from None
 
-
-def _parse_offset(value: str | None) -> int:
-    if value is None:
-        return 0
-    try:
-        return int(value.strip())
-    except ValueError:
-        raise UsageError(f"--offset must be a whole number, got {value!r}") from None
 
 
 def _cyclopts_message(exc: CycloptsError) -> str:
