@@ -1008,6 +1008,27 @@ def semantic_section(sem: dict[str, Any]) -> list[str]:
     return L
 
 
+def retrieve_budget_section(rb: dict[str, Any]) -> list[str]:
+    """``retrieve --budget`` next to ``search --limit 10`` JSON (``python -m benchmarks.retrieve_budget``)."""
+    from benchmarks.retrieve_budget import table
+
+    return [
+        "## Retrieve under a token budget",
+        "",
+        _meta_line("retrieve_budget", rb),
+        "",
+        ("Every query of the whole-repository sets, keyword mode: `retrieve QUERY --budget B` (the response "
+         "as printed, counted with o200k_base) next to `search QUERY --limit 10` as the CLI prints it. "
+         "*Gold span inside*: a block (hit) in the gold file whose lines contain the whole gold span; "
+         "*overlapping*: one that shares a line with it. *Tokens per answered query*: all tokens spent "
+         "divided by the queries whose gold span was inside. Standalone: "
+         "`.venv/bin/python -m benchmarks.retrieve_budget`."),
+        "",
+        table(rb["results"]),
+        "",
+    ]
+
+
 def write() -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     q, s, lat, sc = (load_result(n) for n in ("quality", "speed", "latency", "scaling"))
@@ -1055,6 +1076,9 @@ def write() -> Path:
         L += semantic_section(sem)
     if wq:
         L += workspace_qa_section(wq)
+    rb = load_result("retrieve_budget")
+    if rb and "results" in rb:
+        L += retrieve_budget_section(rb)
     if s:
         L += speed_section(s)
     if lat:
