@@ -103,7 +103,8 @@ def test_a_block_that_does_not_fit_whole_is_cut_at_a_line_boundary() -> None:
 def test_blocks_that_do_not_fit_are_listed_with_handles_and_smaller_ones_still_come() -> None:
     big = "\n".join(["word " * 30] * 3)
     hits = [hit("a.md", 1, "small one", 1), hit("b.md", 1, big, 2), hit("c.md", 1, "small two", 3)]
-    base = pack_hits("q", hits[:1] + hits[2:], counter=WORDS, budget=10_000, set_id=SET).tokens
+    small = pack_hits("q", hits[:1] + hits[2:], counter=WORDS, budget=10_000, set_id=SET)
+    base = max(small.tokens, WORDS.count(small.serialize(spaced=True)))  # the larger form is what must fit
     pack = pack_hits("q", hits, counter=WORDS, budget=base + 30, set_id=SET)
     assert [b.relative_path for b in pack.blocks] == ["a.md", "c.md"]
     assert [(o.handle, o.path, o.line_start, o.line_end) for o in pack.omitted] == [(f"{SET}:2", "/ws/b.md", 1, 3)]
@@ -227,6 +228,7 @@ def test_the_budget_holds_for_the_serialized_response_and_the_text(
     pack = pack_hits(query, hits, counter=COUNTER, budget=budget, max_chunks=max_chunks, set_id=SET)
     serialized = pack.serialize()
     assert COUNTER.count(serialized) <= budget
+    assert COUNTER.count(pack.serialize(spaced=True)) <= budget  # structured content re-serialized
     assert COUNTER.count(pack.text) <= budget
     data = json.loads(serialized)
     assert data["tokens"] == COUNTER.count(serialized)

@@ -218,10 +218,14 @@ class RetrievePack:
             "notes": list(self.notes),
         }
 
-    def serialize(self) -> str:
+    def serialize(self, *, spaced: bool = False) -> str:
         """The response as printed and returned: compact JSON (no spaces after separators),
-        non-ASCII as is, lone surrogates of undecodable file names escaped (valid UTF-8)."""
-        return escape_json_surrogates(json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")))
+        non-ASCII as is, lone surrogates of undecodable file names escaped (valid UTF-8).
+        ``spaced``: with a space after ``,`` and ``:`` instead, as a client that re-serializes
+        the structured content with Python's ``json.dumps`` defaults shows it; the budget holds
+        for both forms."""
+        separators = (", ", ": ") if spaced else (",", ":")
+        return escape_json_surrogates(json.dumps(self.to_json(), ensure_ascii=False, separators=separators))
 
 
 # -- regions -----------------------------------------------------------------------------------
@@ -368,8 +372,9 @@ def _under(path: Path, root: Path) -> bool:
 
 class _Fitter:
     """Counts candidate responses: ``fits(pack)`` settles ``pack.tokens`` (a fixed point: the
-    count of a serialization that carries that count) and says whether both the response and
-    the framed text are within the budget."""
+    count of a serialization that carries that count) and says whether the response, its spaced
+    form (an MCP client may re-serialize the structured content that way) and the framed text
+    are all within the budget."""
 
     def __init__(self, counter: TokenCounter, budget: int) -> None:
         self.counter = counter
@@ -393,6 +398,8 @@ class _Fitter:
 
     def fits(self, pack: RetrievePack) -> bool:
         if self.measure(pack) > self.budget:
+            return False
+        if self.counter.count(pack.serialize(spaced=True)) > self.budget:
             return False
         pack.text_tokens = self.counter.count(pack.text)
         return pack.text_tokens <= self.budget
@@ -468,7 +475,7 @@ def _floor(pack: RetrievePack, plan: _Plan, notes: Sequence[str], counter: Token
     pack.blocks, pack.omitted, pack.omitted_more = [], [], len(plan.regions)
     pack.truncated = bool(plan.shown)
     pack.notes = _notes(pack, len(plan.shown), len(plan.by_chunks), notes)
-    return _Fitter(counter, 0).measure(pack)
+    return max(_Fitter(counter, 0).measure(pack), counter.count(pack.serialize(spaced=True)))
 
 
 def minimum_budget(
