@@ -251,3 +251,37 @@ def test_a_best_block_cut_to_fit_is_never_dropped_for_the_notes_written_after_it
     first = pack.blocks[0]
     assert (first.path, first.line_start, first.full_line_end) == ("/ws/config.py", 126, 185)
     assert first.text == "\n".join(method.split("\n")[: first.line_end - 125])
+
+
+def _code(name: str, n: int) -> str:
+    return "\n".join(f"    {name}_{i} = settings.get('{name.upper()}_{i}', default={i})  # note {i}" for i in range(n))
+
+
+def test_a_larger_budget_never_shows_less_of_a_better_ranked_region() -> None:
+    """Found on docs-qa-pydantic: 1,200 tokens gave 2 blocks where 1,150 gave 3, because a block
+    placed before the notes on what was left out were written was dropped when they were. The
+    order of evidence is the rank: the lines shown per region, in rank order, only grow
+    (lexicographically) with the budget; a larger budget may give a better-ranked region room
+    that smaller ones below it had."""
+    counter = TiktokenCounter()
+    sizes = [26, 9, 40, 5, 18, 30, 7, 12]
+    hits = [hit(f"m{n}.py", 1, _code(f"v{n}", size), n) for n, size in enumerate(sizes, start=1)]
+    shown = []
+    for budget in range(250, 2600, 50):
+        pack = pack_hits("q", hits, counter=counter, budget=budget, set_id=SET)
+        lines = {b.handle: b.line_end - b.line_start + 1 for b in pack.blocks}
+        shown.append(tuple(lines.get(f"{SET}:{n}", 0) for n in range(1, len(sizes) + 1)))
+    assert shown == sorted(shown)
+    assert shown[-1][:3] == (26, 9, 40)
+
+
+def test_the_cursor_starts_at_the_first_region_neither_shown_nor_listed() -> None:
+    counter = TiktokenCounter()
+    hits = [hit(f"m{n}.py", 1, _code(f"v{n}", 20), n) for n in range(1, 13)]
+    pack = pack_hits("q", hits, counter=counter, budget=500, max_chunks=3, set_id=SET)
+    shown = {b.handle for b in pack.blocks} | {o.handle for o in pack.omitted}
+    first_unseen = min(n for n in range(1, 13) if f"{SET}:{n}" not in shown and n <= 6)  # window: 2 x 3
+    assert pack.cursor == f"{SET}@{first_unseen - 1}"
+    assert pack.omitted_more > 0 and "`more` starts at the first" in pack.notes[-1]
+    following = pack_hits("q", hits, counter=counter, budget=500, max_chunks=3, set_id=SET, offset=first_unseen - 1)
+    assert following.blocks[0].handle == f"{SET}:{first_unseen}"

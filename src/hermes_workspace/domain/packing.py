@@ -432,13 +432,12 @@ def _notes(pack: RetrievePack, left_for_budget: int, left_for_chunks: int, extra
     if not pack.blocks and not pack.omitted and not pack.omitted_more and not left_for_budget:
         notes.append("no hits for this query")
     if left_for_budget:
-        notes.append(
-            f"{left_for_budget} region(s) did not fit in {pack.budget} tokens: read them by handle, or raise the budget"
-        )
+        what = "read them by handle, or raise the budget" if pack.omitted else "raise the budget, or `more`"
+        notes.append(f"{left_for_budget} region(s) did not fit in {pack.budget} tokens: {what}")
     if left_for_chunks:
         notes.append(f"{left_for_chunks} region(s) left out by the block limit (max_chunks)")
     if pack.omitted_more:
-        notes.append(f"{pack.omitted_more} more left-out region(s) not listed for the budget")
+        notes.append(f"{pack.omitted_more} more left-out region(s) not listed; `more` starts at the first")
     return notes
 
 
@@ -536,13 +535,19 @@ def pack_hits(
     dropped = 0  # blocks removed by the final check (not expected: each placement was counted)
     listing = False  # placing blocks (omitted_more is a placeholder) or listing what was left out
 
+    to_place = len(shown)  # shown regions not yet placed or left out
+
     def settle(extra_omitted: int) -> bool:
         pack.omitted_more = extra_omitted
+        # While blocks are placed, the notes are written as if every region still to come will
+        # not fit: a block placed now leaves room for what the notes may have to say later, so
+        # that a larger budget never ends with fewer blocks.
+        left_for_budget = len(left) + dropped + (0 if listing else to_place)
         pack.truncated = (
-            bool(left) or dropped > 0 or (listing and extra_omitted > 0)
+            left_for_budget > 0 or (listing and extra_omitted > 0)
             or any(b.full_line_end is not None for b in pack.blocks)
         )
-        pack.notes = _notes(pack, len(left) + dropped, len(by_chunks), notes)
+        pack.notes = _notes(pack, left_for_budget, len(by_chunks), notes)
         return fitter.fits(pack)
 
     pending = len(regions)
@@ -550,6 +555,7 @@ def pack_hits(
     placed: list[_Region] = []  # the region of each block, for a later re-cut
     for region in shown:
         pending -= 1
+        to_place -= 1
         pack.blocks.append(_block(region, relative))
         if settle(pending):
             placed.append(region)
@@ -570,28 +576,66 @@ def pack_hits(
         pack.omitted.append(
             OmittedHit(block.handle, block.path, block.line_start, block.line_end, counter.count(block.framed()))
         )
-    # Entries that do not fit go, last first. Then the last block is cut shorter: a block cut to
-    # fill the budget while the notes on what was left out were not yet written has to make room
-    # for them; it is dropped only when not even one of its lines fits.
+    # Make room, in this order: list fewer left-out regions (last first: evidence is worth more
+    # than the list of what is missing, and the cursor below reaches what is not listed); cut
+    # the last block shorter (a block cut to fill the budget before the notes on what was left
+    # out were written must make room for them); drop blocks only when not one line fits.
     more, listing = 0, True
     while not settle(more):
         if pack.omitted:
             pack.omitted.pop()
             more += 1
+        elif pack.blocks and _recut_last(pack, placed, relative, lambda: settle(more)):
+            continue
         elif pack.blocks:
-            region = placed[len(pack.blocks) - 1]
             pack.blocks.pop()
-            cut = _largest_cut(region, relative, pack, lambda _: settle(more), more)
-            if cut is not None and cut < len(region.lines or ()):
-                pack.blocks.append(_block(region, relative, keep=cut))
-                continue
             placed.pop()
             dropped += 1
             more += 1
         else:
             raise UsageError(f"a budget of {budget} tokens cannot hold this response",
                              hint="Raise the budget.")
+    # Regions neither shown nor listed are where the next pack starts, so that `more` reaches them.
+    listed = {o.handle for o in pack.omitted}
+    unseen = [r.rank for r in left_out if r.handles and r.handles[0] not in listed]
+    unseen += [r.rank for r in regions if r not in placed and r not in left_out]
+    if unseen and set_id is not None and min(unseen) > offset:
+        planned, pack.cursor = pack.cursor, f"{set_id}@{min(unseen)}"
+        while not settle(more):  # the cursor's digits may cost a token
+            if pack.omitted:
+                pack.omitted.pop()
+                more += 1
+            elif not (pack.blocks and _recut_last(pack, placed, relative, lambda: settle(more))):
+                pack.cursor = planned  # measured to fit above
+                settle(more)
+                break
     return pack
+
+
+def _recut_last(
+    pack: RetrievePack, placed: list[_Region], relative: Callable[[SearchHit, Path], str], fits: Callable[[], bool],
+) -> bool:
+    """Cut the last block of ``pack`` to the most leading lines that make ``fits()`` true, keeping
+    at least one line for the first block and half of its lines for a later one; False (the
+    block left as it was) when no such cut exists."""
+    region, current = placed[-1], pack.blocks[-1]
+    if region.lines is None:
+        return False
+    shown = current.line_end - current.line_start + 1
+    floor = 1 if len(pack.blocks) == 1 else max(1, (len(region.lines) + 1) // 2)
+    pack.blocks.pop()
+    low, high, best = floor, shown - 1, None
+    while low <= high:
+        middle = (low + high) // 2
+        pack.blocks.append(_block(region, relative, keep=middle))
+        ok = fits()
+        pack.blocks.pop()
+        if ok:
+            best, low = middle, middle + 1
+        else:
+            high = middle - 1
+    pack.blocks.append(_block(region, relative, keep=best) if best is not None else current)
+    return best is not None
 
 
 def _largest_cut(
