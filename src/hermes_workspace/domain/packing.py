@@ -44,6 +44,7 @@ its handle, readable with ``read``). The cursor ``SET@(offset + window)`` names 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -120,6 +121,8 @@ class PackBlock:
         if self.full_line_end is not None:
             data["truncated"] = True
             data["full_line_end"] = self.full_line_end
+        if imitates_framing(self.text):
+            data["suspicious"] = "lines that imitate the framing (escaped with a backslash in the framed text)"
         data["text"] = self.text
         return data
 
@@ -133,11 +136,29 @@ class PackBlock:
         if self.also:
             header += f"; same text in: {', '.join(self.also)}"
         header += "]"
-        body = f"{header}\n{self.text}"
+        body = f"{header}\n{escape_framing(self.text)}"
         if self.full_line_end is not None:
             where = f"read {self.handle}" if self.handle else "read the file"
             body += f"\n[Truncated: lines {self.line_end + 1}-{self.full_line_end} not shown; {where} for them.]"
         return body
+
+
+_FRAMING_LINE = re.compile(r"^(\s*)\[(?=\s*(?:workspace\s+source|system\s+note|truncated|source)\s*:)", re.I | re.M)
+"""A line of file text that starts like one of the framing's own lines (``[Workspace source:``,
+``[System note:``, ``[Truncated:``, ``[Source:``), whatever the case and spacing."""
+
+
+def imitates_framing(text: str) -> bool:
+    """True when a line of ``text`` starts like a framing line (:data:`_FRAMING_LINE`)."""
+    return _FRAMING_LINE.search(text) is not None
+
+
+def escape_framing(text: str) -> str:
+    """``text`` with a backslash before the ``[`` of every line that starts like a framing line,
+    so that file content cannot pass for a source header or a system note in the framed block
+    (seed 001: retrieved content is untrusted and always inside delimited source blocks). Line
+    count and every other character are unchanged."""
+    return _FRAMING_LINE.sub(lambda m: f"{m[1]}\\[", text)
 
 
 @dataclass(frozen=True, slots=True)
