@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -169,3 +172,28 @@ def test_ctrl_c_during_a_pool_run_keeps_whole_files_and_stops_the_workers(tmp_pa
             for _ in range(100):  # terminated at once; reaped by the fork server soon after
                 os.kill(pid, 0)
                 time.sleep(0.05)
+
+
+def test_workers_start_in_a_folder_holding_a_package_of_the_same_name_as_an_installed_one(tmp_path: Path) -> None:
+    """Found indexing pydantic's repository from its root: the fork server (`python -c ...`, the
+    current folder first on its path) imported the repository's `pydantic/` folder instead of the
+    installed package, crashed, and every worker failed (the run fell back to one process)."""
+    script = Path(sys.executable).with_name("hermes-workspace")
+    if not script.exists():
+        pytest.skip("the console script is not installed next to this interpreter")
+    cwd = tmp_path / "repository"
+    (cwd / "dependency_injector").mkdir(parents=True)  # imported by the workers' preload
+    (cwd / "dependency_injector" / "__init__.py").write_text("raise SystemError('the folder, not the package')\n")
+    corpus = tmp_path / "corpus"
+    make_corpus(corpus)
+    for i in range(60):  # past the pool's thresholds
+        (corpus / "bulk" / f"part{i:02}.md").parent.mkdir(exist_ok=True)
+        (corpus / "bulk" / f"part{i:02}.md").write_text(f"# Part {i}\n\n" + "words of the part " * 4200)  # 4 MiB in all
+    env = {**os.environ, "HERMES_HOME": str(tmp_path / "home")}
+    subprocess.run([str(script), "roots", "add", str(corpus), "--recursive"], env=env, cwd=cwd, check=True,
+                   capture_output=True)
+    run = subprocess.run([str(script), "--log-level", "info", "index", "--workers", "2"], env=env, cwd=cwd,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "worker processes failed" not in run.stderr
+    assert json.loads(run.stdout)["files_indexed"] >= 110

@@ -199,9 +199,38 @@ class ProcessTaskPool:
             # '__main__' first, as multiprocessing does by default: the main module is then
             # imported once, in the fork server, not in every worker.
             context.set_forkserver_preload(["__main__", *self.preload])
+        if method == "forkserver":
+            _start_fork_server()
         return ProcessPoolExecutor(
             max_workers=self._workers, mp_context=context, initializer=_start_worker, initargs=(setup,)
         )
+
+
+_FORK_SERVER_LOCK = threading.Lock()
+
+
+def _start_fork_server() -> None:
+    """Start the fork server (once per process) without the current folder on its ``sys.path``.
+
+    The fork server runs as ``python -c ...``, so the current folder comes first on its path, and
+    CPython 3.11 ignores the parent's ``sys.path`` it is sent: run from the root of a repository
+    that holds a package folder (``pydantic/`` in pydantic's own repository), the server imported
+    that folder instead of the installed package and every worker failed. ``PYTHONSAFEPATH=1``
+    (Python 3.11+) keeps the folder off the path; it is set only while the server starts, so
+    nothing else this process starts sees it.
+    """
+    from multiprocessing import forkserver
+
+    with _FORK_SERVER_LOCK:
+        before = os.environ.get("PYTHONSAFEPATH")
+        os.environ["PYTHONSAFEPATH"] = "1"
+        try:
+            forkserver.ensure_running()
+        finally:
+            if before is None:
+                os.environ.pop("PYTHONSAFEPATH", None)
+            else:
+                os.environ["PYTHONSAFEPATH"] = before
 
 
 def _groups(items: Iterator[T], size: int) -> Iterator[list[T]]:
