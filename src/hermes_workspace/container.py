@@ -7,7 +7,6 @@ Python API's ``Workspace.open(..., store=fake)`` does exactly that). No ``@injec
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -281,21 +280,12 @@ def _retrieval_settings(config: WorkspaceConfig, embedder: Embedder | None) -> R
 
 # -- catalog (issue 10, slice C): list, delete, doctor ---------------------------------------------------
 
-TOKEN_COUNTER_MODULE = "hermes_workspace.adapters.tiktoken_counter"
-"""The o200k_base token counter, with ``RANK_FILE`` and ``RANK_FILE_SHA256`` (its published hash)."""
-
-
 def tokenizer_check() -> DoctorCheck:
     """``doctor``'s ``tokenizer`` check: the rank file shipped with the token counter against its
-    published SHA-256; ``incomplete`` when the counter module is not part of this build."""
-    try:
-        module = importlib.import_module(TOKEN_COUNTER_MODULE)
-    except ImportError as exc:
-        return DoctorCheck("tokenizer", "incomplete", f"no token counter in this build ({exc})")
-    rank_file, digest = getattr(module, "RANK_FILE", None), getattr(module, "RANK_FILE_SHA256", None)
-    if rank_file is None or not digest:
-        return DoctorCheck("tokenizer", "incomplete", f"{TOKEN_COUNTER_MODULE} names no RANK_FILE and RANK_FILE_SHA256")
-    return check_rank_file(rank_file, digest)
+    published SHA-256."""
+    from hermes_workspace.adapters import tiktoken_counter
+
+    return check_rank_file(tiktoken_counter.RANK_FILE, tiktoken_counter.RANK_FILE_SHA256)
 
 
 def _vectors_if_semantic(embedder: Embedder | None, opener: Callable[[], VectorIndex]) -> Callable[[], VectorIndex] | None:

@@ -209,14 +209,13 @@ def test_doctor_on_a_healthy_index(ws: Workspace) -> None:
         "fulltext_index": "passed",
         "schema_version": "passed",
         "vectors": "incomplete",  # semantic search is off
-        "tokenizer": report.check("tokenizer").status,  # slice A's module may be absent here
+        "tokenizer": "passed",
         "lock": "passed",
         "drift": "passed",
     }
-    assert report.check("tokenizer").status in ("passed", "incomplete")
     assert report.ok and report.exit_code == 0
     assert report.check("drift").data["sampled"] == 3
-    assert report.check("lock").data["held"] is False
+    assert report.check("lock").data == {"held": False, "pid": None}  # the last run's pid is not a holder
 
 
 def test_doctor_sees_the_lock_of_a_running_index(ws: Workspace) -> None:

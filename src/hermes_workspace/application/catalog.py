@@ -407,7 +407,7 @@ class Doctor:
         if self.lock_probe is None:
             return DoctorCheck("lock", "incomplete", "this index has no lock file to look at")
         held, pid = self.lock_probe()
-        data = {"held": held, "pid": pid}
+        data = {"held": held, "pid": pid if held else None}  # a free lock file names its last holder
         if held is None:
             return DoctorCheck("lock", "incomplete", "cannot tell whether an index run holds the lock", data)
         if held:
