@@ -57,17 +57,31 @@ def code(home: Path) -> Path:
 def test_a_hit_on_a_minified_line_is_cut_at_a_character_to_the_default_budget(home: Path, code: Path) -> None:
     line = _minified(166_363)
     with Workspace.open(home) as ws:
-        hit = next(h for h in ws.search("function return", limit=20) if h.path.name == "bundle.min.js")
+        hit = next(h for h in ws.search("function", glob="*.js", limit=100) if line.startswith(h.content))
         result = ws.read(hit.handle)
     data = result.to_json()
     assert (result.status, result.line_start, result.line_end) == ("verified", 1, 1)
     assert (data["truncated"], data["full_line_end"], data["next"]) == (True, 1, None)
-    assert data["line_chars_total"] == 166_363
+    assert (data["line_chars_from"], data["line_chars_total"]) == (0, 166_363)
     assert 0 < data["line_chars_returned"] < 166_363
     assert result.text == line[: data["line_chars_returned"]]
     tokens = _tokens(result)
     assert 8000 - 100 < tokens <= 8000  # the budget is used, not only respected
     assert "line 1 cut to its first" in result.message
+
+
+def test_a_hit_inside_a_long_line_reads_from_where_the_hit_starts(home: Path, code: Path) -> None:
+    line = _minified(166_363)
+    with Workspace.open(home) as ws:
+        hits = [h for h in ws.search("a2000 function", limit=10) if h.path.name == "bundle.min.js"]
+        inside = next(h for h in hits if line.find(h.content) > 0)
+        result = ws.read(inside.handle)
+    data = result.to_json()
+    start = line.find(inside.content)
+    assert (data["line_chars_from"], data["line_chars_total"]) == (start, 166_363)
+    assert result.text == line[start : start + data["line_chars_returned"]]
+    assert result.text.startswith(inside.content)  # the hit's own text, not the start of the line
+    assert _tokens(result) <= 8000
 
 
 def test_a_long_range_keeps_the_leading_whole_lines_that_fit_and_names_the_rest(home: Path, code: Path) -> None:

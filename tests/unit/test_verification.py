@@ -207,3 +207,14 @@ def test_read_max_tokens_is_validated_like_the_other_injection_keys(value: objec
     with pytest.raises(ConfigError) as raised:
         WorkspaceConfig.from_dict({"knowledgebase": {"injection": {"read_max_tokens": value}}})
     assert "knowledgebase.injection.read_max_tokens" in raised.value.message
+
+
+def test_fit_read_cuts_a_long_line_from_where_the_hit_starts() -> None:
+    counter = WhitespaceTokenCounter()
+    line = " ".join(f"t{i}" for i in range(5000))
+    start = line.index("t4000 ")
+    cut = fit_read(_result(line), counter, 300, focus=start)
+    assert (cut.line_chars_from, cut.text) == (start, line[start : start + cut.line_chars_returned])
+    assert 250 < counter.count(cut.serialize(spaced=True)) <= 300
+    tail = fit_read(_result(line), counter, 1200, focus=line.index("t4900 "))
+    assert tail.text == line[line.index("t4900 ") :]  # the rest of the line from the hit fits whole

@@ -141,7 +141,8 @@ class ReadResult:
     text (``line_end`` the last line returned), ``next`` the locator of the lines not returned
     (``PATH:A-B`` in the indexed numbering, so that ``read`` verifies them as it did these; None
     when none are left), and, when not even the first line fit, ``line_chars_returned`` of its
-    ``line_chars_total`` characters were returned (``line_end == line_start``)."""
+    ``line_chars_total`` characters were returned, from character ``line_chars_from`` (0-based;
+    ``line_end == line_start``)."""
 
     status: ReadStatus
     path: Path
@@ -156,6 +157,7 @@ class ReadResult:
     next: str | None = None
     line_chars_returned: int | None = None
     line_chars_total: int | None = None
+    line_chars_from: int | None = None
 
     @property
     def truncated(self) -> bool:
@@ -165,8 +167,8 @@ class ReadResult:
     def to_json(self) -> dict[str, Any]:
         """``{"status", "path", "line_start", "line_end", "text", "moved_from": {"line_start",
         "line_end"} | null, "file_hash", "handle", "message"}``; when cut to a budget also
-        ``"truncated": true, "full_line_end", "next"`` and, for a cut line, ``"line_chars_returned",
-        "line_chars_total"``."""
+        ``"truncated": true, "full_line_end", "next"`` and, for a cut line, ``"line_chars_from",
+        "line_chars_returned", "line_chars_total"``."""
         data: dict[str, Any] = {
             "status": self.status,
             "path": str(self.path),
@@ -185,6 +187,7 @@ class ReadResult:
             data["full_line_end"] = self.full_line_end
             data["next"] = self.next
             if self.line_chars_returned is not None:
+                data["line_chars_from"] = self.line_chars_from
                 data["line_chars_returned"] = self.line_chars_returned
                 data["line_chars_total"] = self.line_chars_total
         return data
@@ -203,7 +206,7 @@ MAX_READ_BUDGET = 1_000_000
 
 
 def fit_read(
-    result: ReadResult, counter: TokenCounter, budget: int, *, default: int = DEFAULT_READ_MAX_TOKENS
+    result: ReadResult, counter: TokenCounter, budget: int, *, default: int = DEFAULT_READ_MAX_TOKENS, focus: int = 0
 ) -> ReadResult:
     """``result`` cut so that its serialized response (:meth:`ReadResult.serialize`, compact and
     spaced) has at most ``budget`` tokens of ``counter``; ``result`` itself when it fits.
@@ -211,7 +214,9 @@ def fit_read(
     The leading whole lines that fit are kept (:func:`largest_that_fits` over the line count);
     when not even the first line fits (minified code), the first line is cut at a character
     boundary that does not separate a base character from the combining marks, joiners and
-    variation selectors after it (:func:`_char_boundary`). ``line_end`` becomes the last line
+    variation selectors after it (:func:`_char_boundary`), starting at character ``focus`` of
+    that line (where a hit's text starts inside a long line: the hit's own text is returned, not
+    the start of the line). ``line_end`` becomes the last line
     returned, ``full_line_end`` the whole text's, ``next`` names the rest (see
     :class:`ReadResult`), and ``message`` says what was cut. The status is unchanged.
 
@@ -246,13 +251,17 @@ def fit_read(
             f"{budget} tokens" + (f": read {following} for the rest" if following else ""),
         )
 
+    start = focus if lines and 0 <= focus < len(lines[0]) else 0
+    line = lines[0][start:] if lines else ""
+
     def by_chars(chars: int) -> ReadResult:
         following = rest(1)
         after = f"; read {following} for the lines after it" if following else ""
+        which = f"its first {chars}" if start == 0 else f"{chars} (from character {start}, where the hit starts)"
         return replace(
-            result, line_end=first, text=lines[0][:chars], full_line_end=result.line_end, next=following,
-            line_chars_returned=chars, line_chars_total=len(lines[0]),
-            message=f"{result.message}; line {first} cut to its first {chars} of {len(lines[0])} characters to fit "
+            result, line_end=first, text=line[:chars], full_line_end=result.line_end, next=following,
+            line_chars_from=start, line_chars_returned=chars, line_chars_total=len(lines[0]),
+            message=f"{result.message}; line {first} cut to {which} of its {len(lines[0])} characters to fit "
             f"in {budget} tokens{after}; a larger budget shows more of it",
         )
 
@@ -261,7 +270,7 @@ def fit_read(
     elif len(lines[0]) <= 1:
         smallest = by_lines(1)
     else:
-        smallest = by_chars(_char_boundary(lines[0], 1))
+        smallest = by_chars(_char_boundary(line, 1) if len(line) > 1 else len(line))
     minimum = tokens(smallest)
     if minimum > budget:
         raise UsageError(
@@ -274,9 +283,10 @@ def fit_read(
         return by_lines(kept)
     if len(lines[0]) <= 1 or fits(by_lines(1)):
         return by_lines(1)
-    line = lines[0]
+    if len(line) > 1 and fits(by_chars(len(line))):  # the hit's end of the line fits whole
+        return by_chars(len(line))
     chars = largest_that_fits(1, len(line) - 1, lambda c: fits(by_chars(_char_boundary(line, c))))
-    return by_chars(_char_boundary(line, chars or 1))
+    return by_chars(_char_boundary(line, chars or 1) if len(line) > 1 else len(line))
 
 
 _JOINERS = frozenset("\u200c\u200d\u034f")
@@ -423,10 +433,10 @@ class ReadSpan:
         if not isinstance(target, str) or not target.strip():
             raise UsageError("read needs a handle or a locator", hint=LOCATOR_HINT)
         limit = self._budget(budget)
-        result = self._read_handle(target) if looks_like_handle(target) else self._read_locator(target)
+        result, focus = self._read_handle(target) if looks_like_handle(target) else (self._read_locator(target), 0)
         if self.counter is None:
             return result
-        return fit_read(result, self.counter, limit, default=self.default_budget)
+        return fit_read(result, self.counter, limit, default=self.default_budget, focus=focus)
 
     def _budget(self, budget: int | None) -> int:
         if budget is None:
@@ -438,7 +448,9 @@ class ReadSpan:
             )
         return budget
 
-    def _read_handle(self, target: str) -> ReadResult:
+    def _read_handle(self, target: str) -> tuple[ReadResult, int]:
+        """The result and where the hit's text starts in its first line (characters; 0 unless
+        the hit is a piece of a long line: a chunk cut from minified code)."""
         handle = parse_handle(target)
         if self.result_sets is None:
             raise HandleNotFoundError(f"no result sets are kept for this workspace: {handle} cannot be read")
@@ -456,10 +468,11 @@ class ReadSpan:
                 "folder, or a change to the file, brings it back at the next `index`.",
             )
         indexed_hash = hit.file_hash or (record.content_hash if record is not None else None)
-        return self._verify(
+        result = self._verify(
             hit.path, hit.line_start, hit.line_end, indexed_hash, lambda: hit.content,
             encoding=record.encoding if record is not None else None, handle=str(handle), locator=False,
         )
+        return result, _start_in_first_line(result.text, hit.content)
 
     def _read_locator(self, target: str) -> ReadResult:
         raw, start, end = parse_locator(target)
@@ -545,6 +558,15 @@ class ReadSpan:
 
     def _decode(self, data: bytes, encoding: str | None) -> str:
         return self.decoder.decode(data, hint=encoding) if encoding else self.decoder.decode(data)
+
+
+def _start_in_first_line(text: str | None, content: str) -> int:
+    """Where ``content`` starts in the first line of ``text`` (characters), 0 when it starts the
+    text, lies beyond the first line or is not found."""
+    if not text or not content:
+        return 0
+    position = text.find(content)
+    return position if position > 0 and "\n" not in text[:position] else 0
 
 
 def _find_once(text: str, needle: str) -> int | None:
