@@ -303,6 +303,7 @@ def _retrieve_context(
         counter=counter,
         result_sets=result_sets,
         verify=freshness.mark,
+        not_indexed=freshness.not_indexed,
         roots=[root.path for root in config.all_roots(home)],
         file_counts=partial(_file_counts, search.store),
         default_budget=config.injection.max_tokens,
@@ -437,7 +438,8 @@ class Container(containers.DeclarativeContainer):
         MoreResults, result_sets=result_sets, freshness=freshness, retrieve_pager=retrieve_pager
     )
     read_span = providers.Factory(
-        ReadSpan, store=search_store, source=file_source, decoder=decoder, result_sets=result_sets
+        ReadSpan, store=search_store, source=file_source, decoder=decoder, result_sets=result_sets,
+        counter=token_counter, default_budget=config.provided.injection.read_max_tokens,
     )
     list_roots = providers.Factory(ListRoots, config=config_repository, home=home)
     add_root = providers.Factory(AddRoot, config=config_repository, home=home)

@@ -5,17 +5,28 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from hermes_workspace.adapters.filesystem_source import FilesystemSource
-from hermes_workspace.adapters.memory import InMemoryIndexStore
-from hermes_workspace.application.verification import FreshnessMarker, indexed_lines, line_text, parse_locator
+from hermes_workspace.adapters.memory import InMemoryIndexStore, WhitespaceTokenCounter
+from hermes_workspace.application.verification import (
+    FreshnessMarker,
+    ReadResult,
+    _char_boundary,
+    fit_read,
+    indexed_lines,
+    line_text,
+    parse_locator,
+)
 from hermes_workspace.domain.chunking import build_chunks
-from hermes_workspace.domain.errors import UsageError
+from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.errors import ConfigError, UsageError
 from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import FileRecord, SearchHit
+from hermes_workspace.domain.packing import largest_that_fits
 
 
 @pytest.mark.parametrize(
@@ -110,9 +121,6 @@ def test_freshness_uses_the_stat_shortcut_and_hashes_otherwise(tmp_path: Path) -
 
 
 def test_handle_settings_are_read_and_checked() -> None:
-    from hermes_workspace.domain.config import WorkspaceConfig
-    from hermes_workspace.domain.errors import ConfigError
-
     assert (WorkspaceConfig().handles.ttl_hours, WorkspaceConfig().handles.max_sets) == (24.0, 200)
     config = WorkspaceConfig.from_dict({"knowledgebase": {"handles": {"ttl_hours": 2, "max_sets": 5}}})
     assert (config.handles.ttl_hours, config.handles.max_sets) == (2.0, 5)
@@ -121,3 +129,92 @@ def test_handle_settings_are_read_and_checked() -> None:
         with pytest.raises(ConfigError) as raised:
             WorkspaceConfig.from_dict({"knowledgebase": {"handles": bad}})
         assert message in raised.value.message + " " + raised.value.hint
+
+
+# -- read budgets (trial: a 166,363-character minified line came back whole) -----------------------
+
+
+def _result(text: str, start: int = 1, **fields: object) -> ReadResult:
+    return ReadResult("verified", Path("/w/a.js"), start, start + text.count("\n"), text, "ab" * 32,
+                      "read", **fields)  # type: ignore[arg-type]
+
+
+def test_largest_that_fits_is_the_boundary_of_a_monotone_test() -> None:
+    calls: list[int] = []
+
+    def upto(limit: int):  # type: ignore[no-untyped-def]
+        def fits(n: int) -> bool:
+            calls.append(n)
+            return n <= limit
+        return fits
+
+    assert [largest_that_fits(1, 100, upto(k)) for k in (0, 1, 37, 100, 500)] == [None, 1, 37, 100, 100]
+    assert largest_that_fits(5, 4, upto(10)) is None
+    calls.clear()
+    largest_that_fits(1, 1_000_000, upto(123_456))
+    assert len(calls) <= 21  # a binary search, not a scan
+
+
+def test_fit_read_keeps_the_most_leading_whole_lines_that_fit() -> None:
+    counter = WhitespaceTokenCounter()
+    text = "\n".join(f"w{i} x y z" for i in range(50))  # 4 whitespace tokens a line
+    result = _result(text, start=11)
+    assert fit_read(result, counter, 10_000) is result
+    for budget in (60, 97, 150):
+        cut = fit_read(result, counter, budget)
+        kept = cut.line_end - 10
+        assert cut.text == "\n".join(text.split("\n")[:kept])
+        assert (cut.full_line_end, cut.next, cut.line_chars_returned) == (60, f"/w/a.js:{11 + kept}-60", None)
+        assert counter.count(cut.serialize(spaced=True)) <= budget
+        longer = replace(cut, line_end=cut.line_end + 1, text="\n".join(text.split("\n")[: kept + 1]))
+        assert counter.count(longer.serialize(spaced=True)) > budget  # one more line would not fit
+
+
+def test_fit_read_cuts_a_line_too_long_for_the_budget_between_characters() -> None:
+    counter = WhitespaceTokenCounter()
+    line = " ".join(f"t{i}" for i in range(5000))
+    cut = fit_read(_result(line + "\nnext line"), counter, 300)
+    data = cut.to_json()
+    assert (cut.line_start, cut.line_end, data["truncated"], data["full_line_end"]) == (1, 1, True, 2)
+    assert (data["next"], data["line_chars_total"]) == ("/w/a.js:2-2", len(line))
+    assert cut.text == line[: data["line_chars_returned"]]
+    assert 250 < counter.count(cut.serialize(spaced=True)) <= 300
+
+
+def test_a_character_cut_keeps_marks_and_joined_characters_with_their_base() -> None:
+    line = "ab" + "e\u0301\u0327" + "x" + "\U0001f469\u200d\U0001f4bb" + "y" + "\u2764\ufe0f" + "z"
+    # the cut before each position lands on the start of its grapheme
+    starts = {2: 2, 3: 2, 4: 2, 5: 5, 6: 6, 7: 6, 8: 6, 9: 9, 10: 10, 11: 10, 12: 12}
+    assert {n: _char_boundary(line, n) for n in starts} == starts
+    assert _char_boundary("\u0301\u0301\u0301", 2) == 1  # never below one character
+
+
+def test_a_response_without_text_larger_than_the_budget_names_the_minimum() -> None:
+    stale = ReadResult("stale", Path("/w/a.js"), 1, 9, None, "ab" * 32, "the file changed since it was indexed")
+    counter = WhitespaceTokenCounter()
+    needed = counter.count(stale.serialize(spaced=True))
+    assert fit_read(stale, counter, needed) is stale
+    with pytest.raises(UsageError) as raised:
+        fit_read(stale, counter, needed - 1)
+    assert f"at least {needed} tokens" in raised.value.hint
+
+
+@pytest.mark.parametrize("value", [255, 1_000_001, "many"])
+def test_read_max_tokens_is_validated_like_the_other_injection_keys(value: object) -> None:
+    assert WorkspaceConfig.from_dict({}).injection.read_max_tokens == 8000
+    assert WorkspaceConfig.from_dict(
+        {"knowledgebase": {"injection": {"read_max_tokens": 256}}}).injection.read_max_tokens == 256
+    with pytest.raises(ConfigError) as raised:
+        WorkspaceConfig.from_dict({"knowledgebase": {"injection": {"read_max_tokens": value}}})
+    assert "knowledgebase.injection.read_max_tokens" in raised.value.message
+
+
+def test_fit_read_cuts_a_long_line_from_where_the_hit_starts() -> None:
+    counter = WhitespaceTokenCounter()
+    line = " ".join(f"t{i}" for i in range(5000))
+    start = line.index("t4000 ")
+    cut = fit_read(_result(line), counter, 300, focus=start)
+    assert (cut.line_chars_from, cut.text) == (start, line[start : start + cut.line_chars_returned])
+    assert 250 < counter.count(cut.serialize(spaced=True)) <= 300
+    tail = fit_read(_result(line), counter, 1200, focus=line.index("t4900 "))
+    assert tail.text == line[line.index("t4900 ") :]  # the rest of the line from the hit fits whole

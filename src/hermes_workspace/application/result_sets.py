@@ -26,7 +26,7 @@ from typing import Any
 from hermes_workspace.application.search import MAX_LIMIT, SearchWorkspace
 from hermes_workspace.application.verification import FreshnessMarker
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, UsageError
-from hermes_workspace.domain.handles import Cursor, Handle, parse_cursor
+from hermes_workspace.domain.handles import Cursor, Handle, parse_cursor, removed_note
 from hermes_workspace.domain.model import ResultSet, SearchHit, SearchResults
 from hermes_workspace.domain.ports import ResultSetStore
 
@@ -115,8 +115,11 @@ class PagedSearch:
 @dataclass
 class MoreResults:
     """``more CURSOR`` (and ``search --cursor``): the next page of a frozen set, without
-    searching again; hits are marked for freshness anew. A ``retrieve`` set is handed to
-    ``retrieve_pager`` (slice A's ``RetrieveContext.page``)."""
+    searching again; hits are marked for freshness anew, and hits whose files the index no
+    longer holds (removed with ``delete``) are left out of the page, with a note saying how many
+    (their content is not served any more; the page keeps its place in the set, so handles and
+    the next cursor do not shift). A ``retrieve`` set is handed to ``retrieve_pager`` (slice A's
+    ``RetrieveContext.page``), which leaves them out the same way."""
 
     result_sets: ResultSetStore
     freshness: FreshnessMarker
@@ -147,16 +150,22 @@ class MoreResults:
                 )
             return self.retrieve_pager(saved, position.offset)
         size = limit or int(saved.options.get("limit") or 20)
-        start = min(position.offset, len(saved.hits))
-        marked = self.freshness.mark(saved.hits[start : start + size])
+        start = position.offset
+        window = saved.hits[start : start + size]
+        removed = self.freshness.not_indexed(window)
+        kept = [(start + i, hit) for i, hit in enumerate(window) if hit.path not in removed]
+        marked = self.freshness.mark([hit for _, hit in kept])
+        notes = [] if start < len(saved.hits) else [f"{cursor} is past the last of the {len(saved.hits)} hits"]
+        if len(kept) < len(window):
+            notes.append(removed_note(len(window) - len(kept)))
         page = SearchResults(
-            [_with_handle(hit, saved, start + i) for i, hit in enumerate(marked)],
+            [_with_handle(hit, saved, index) for (index, _), hit in zip(kept, marked, strict=True)],
             mode=str(saved.options.get("mode") or "keyword"),
             requested_mode=saved.options.get("requested_mode") or None,
             semantic_status=str(saved.options.get("semantic_status") or "disabled"),
-            notes=[] if start < len(saved.hits) else [f"{cursor} is past the last of the {len(saved.hits)} hits"],
+            notes=notes,
         )
-        _set_paging(page, saved, start, len(saved.hits))
+        _set_paging(page, saved, start, len(saved.hits), end=start + len(window))
         return page
 
 
@@ -170,10 +179,13 @@ def _with_handle(hit: SearchHit, saved: ResultSet | None, index: int) -> SearchH
     return replace(hit, handle=str(Handle(saved.set_id, index + 1)))
 
 
-def _set_paging(page: SearchResults, saved: ResultSet | None, offset: int, total: int) -> None:
+def _set_paging(page: SearchResults, saved: ResultSet | None, offset: int, total: int, end: int | None = None) -> None:
+    """Sets ``ranked``, ``offset``, ``total``, ``result_set`` and ``cursor`` of ``page``; ``end``:
+    where the next page starts, by default after the page's hits (a page that left hits out
+    passes the end of the slice it read)."""
     page.ranked = list(page)
     page.offset = offset
     page.total = total
     page.result_set = saved.set_id if saved is not None else None
-    end = offset + len(page)
+    end = offset + len(page) if end is None else end
     page.cursor = str(Cursor(saved.set_id, end)) if saved is not None and end < len(saved.hits) else None

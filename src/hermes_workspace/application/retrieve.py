@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from hermes_workspace.domain.errors import UsageError
+from hermes_workspace.domain.handles import removed_note
 from hermes_workspace.domain.model import ResultSet, SearchHit, SearchResults
 from hermes_workspace.domain.packing import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_CHUNKS,
     RetrievePack,
     pack_hits,
+    window_size,
 )
 from hermes_workspace.domain.ports import ResultSetStore, TokenCounter
 
@@ -53,7 +55,9 @@ class RetrieveContext:
     ``file_counts``: a function giving ``(files indexed, files seen by the last index run)``
     for coverage (the second None when unknown), or None;
     ``verify``: marks hits whose file changed since indexing (sets ``stale``/``file_hash``),
-    or None when not wired; ``default_budget`` and ``default_max_chunks``: from
+    or None when not wired; ``not_indexed``: the files of some hits that the index no longer
+    holds (removed with ``delete``): their hits are left out of a page of a frozen set, or None
+    when not wired; ``default_budget`` and ``default_max_chunks``: from
     ``knowledgebase.injection``.
     """
 
@@ -63,6 +67,7 @@ class RetrieveContext:
     roots: Sequence[Path] = ()
     file_counts: Callable[[], tuple[int, int | None]] | None = None
     verify: Callable[[Sequence[SearchHit]], Sequence[SearchHit]] | None = None
+    not_indexed: Callable[[Sequence[SearchHit]], set[Path]] | None = None
     default_budget: int = DEFAULT_BUDGET
     default_max_chunks: int = DEFAULT_MAX_CHUNKS
 
@@ -118,7 +123,8 @@ class RetrieveContext:
 
     def page(self, result_set: ResultSet, offset: int) -> RetrievePack:
         """The pack that starts at candidate ``offset`` (0-based) of a frozen ``retrieve`` set,
-        with the budget and block limit it was made with (``more SET@OFFSET``).
+        with the budget and block limit it was made with (``more SET@OFFSET``). Candidates of the
+        window whose files the index no longer holds are left out, and a note says how many.
 
         Raises:
             UsageError: ``result_set`` is not a retrieve set, or ``offset`` is past its end.
@@ -138,6 +144,13 @@ class RetrieveContext:
         handled = [replace(h, handle=f"{result_set.set_id}:{i}") for i, h in enumerate(result_set.hits, start=1)]
         semantic_status = str(options.get("semantic_status") or "disabled")
         notes = list(options.get("notes") or ()) if offset == 0 else []
+        withheld: set[int] = set()
+        if self.not_indexed is not None:
+            window = handled[offset : offset + window_size(max_chunks)]
+            removed = self.not_indexed(window)
+            withheld = {offset + i for i, hit in enumerate(window) if hit.path in removed}
+            if withheld:
+                notes.append(removed_note(len(withheld)))
         return pack_hits(
             result_set.query,
             handled,
@@ -149,6 +162,7 @@ class RetrieveContext:
             roots=self.roots,
             coverage=self._coverage(handled, semantic_status),
             notes=notes,
+            withheld=withheld,
         )
 
     def _coverage(self, hits: Sequence[SearchHit], semantic_status: str) -> dict[str, Any]:

@@ -11,19 +11,24 @@ it is the indexed text.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_workspace.domain.errors import HandleNotFoundError, UsageError, WorkspaceError
+from hermes_workspace.domain.config import DEFAULT_READ_MAX_TOKENS
+from hermes_workspace.domain.errors import HandleNotFoundError, NotIndexedError, UsageError, WorkspaceError
 from hermes_workspace.domain.handles import looks_like_handle, parse_handle
 from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, SourceFile
-from hermes_workspace.domain.ports import Decoder, FileSource, IndexStore, ResultSetStore
+from hermes_workspace.domain.packing import largest_that_fits
+from hermes_workspace.domain.paths import escape_json_surrogates
+from hermes_workspace.domain.ports import Decoder, FileSource, IndexStore, ResultSetStore, TokenCounter
 
 ReadStatus = Literal["verified", "moved", "stale", "deleted"]
 """What ``read`` found: ``verified`` (the lines hold the indexed text), ``moved`` (the file changed
@@ -95,6 +100,16 @@ class FreshnessMarker:
             marked.append(replace(hit, file_hash=expected, stale=digests[hit.path] != expected))
         return marked
 
+    def not_indexed(self, hits: Sequence[SearchHit]) -> set[Path]:
+        """The files of ``hits`` the index no longer holds (removed with ``delete``, or pruned by
+        ``index`` because they were gone or left out): their hits must not be served any more
+        from a frozen result set. One ``store.get_file`` per distinct path.
+
+        Raises:
+            StoreError: the index database failed.
+        """
+        return {path for path in {hit.path for hit in hits} if self.store.get_file(path) is None}
+
     def _digest(self, path: Path) -> str | None:
         try:
             return content_hash(_read_file(self.source, path))
@@ -120,7 +135,14 @@ class ReadResult:
     characters of those lines of the file on disk (without the ``\\n`` ending the last one), or
     ``None`` unless verified or moved; ``moved_from``: the indexed ``(line_start, line_end)`` when
     moved; ``file_hash``: SHA-256 of the indexed bytes compared with the disk; ``handle``: the
-    handle read, ``None`` for a locator; ``message``: one sentence on what was found."""
+    handle read, ``None`` for a locator; ``message``: one sentence on what was found.
+
+    Cut to a token budget (:func:`fit_read`): ``full_line_end`` is the last line of the whole
+    text (``line_end`` the last line returned), ``next`` the locator of the lines not returned
+    (``PATH:A-B`` in the indexed numbering, so that ``read`` verifies them as it did these; None
+    when none are left), and, when not even the first line fit, ``line_chars_returned`` of its
+    ``line_chars_total`` characters were returned, from character ``line_chars_from`` (0-based;
+    ``line_end == line_start``)."""
 
     status: ReadStatus
     path: Path
@@ -131,11 +153,23 @@ class ReadResult:
     message: str
     moved_from: tuple[int, int] | None = None
     handle: str | None = None
+    full_line_end: int | None = None
+    next: str | None = None
+    line_chars_returned: int | None = None
+    line_chars_total: int | None = None
+    line_chars_from: int | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """True when the text was cut to fit a token budget."""
+        return self.full_line_end is not None
 
     def to_json(self) -> dict[str, Any]:
         """``{"status", "path", "line_start", "line_end", "text", "moved_from": {"line_start",
-        "line_end"} | null, "file_hash", "handle", "message"}``."""
-        return {
+        "line_end"} | null, "file_hash", "handle", "message"}``; when cut to a budget also
+        ``"truncated": true, "full_line_end", "next"`` and, for a cut line, ``"line_chars_from",
+        "line_chars_returned", "line_chars_total"``."""
+        data: dict[str, Any] = {
             "status": self.status,
             "path": str(self.path),
             "line_start": self.line_start,
@@ -148,6 +182,132 @@ class ReadResult:
             "handle": self.handle,
             "message": self.message,
         }
+        if self.full_line_end is not None:
+            data["truncated"] = True
+            data["full_line_end"] = self.full_line_end
+            data["next"] = self.next
+            if self.line_chars_returned is not None:
+                data["line_chars_from"] = self.line_chars_from
+                data["line_chars_returned"] = self.line_chars_returned
+                data["line_chars_total"] = self.line_chars_total
+        return data
+
+    def serialize(self, *, spaced: bool = False) -> str:
+        """The response as the CLI prints it and the MCP server returns it: compact JSON, non-ASCII
+        as is, lone surrogates of undecodable file names escaped (valid UTF-8). ``spaced``: with
+        a space after ``,`` and ``:``, as a client re-serializing the structured content with
+        Python's defaults shows it; a read budget holds for both forms."""
+        separators = (", ", ": ") if spaced else (",", ":")
+        return escape_json_surrogates(json.dumps(self.to_json(), ensure_ascii=False, separators=separators))
+
+
+MAX_READ_BUDGET = 1_000_000
+"""Largest ``read`` budget accepted (as ``retrieve``'s ``MAX_BUDGET``)."""
+
+
+def fit_read(
+    result: ReadResult, counter: TokenCounter, budget: int, *, default: int = DEFAULT_READ_MAX_TOKENS, focus: int = 0
+) -> ReadResult:
+    """``result`` cut so that its serialized response (:meth:`ReadResult.serialize`, compact and
+    spaced) has at most ``budget`` tokens of ``counter``; ``result`` itself when it fits.
+
+    The leading whole lines that fit are kept (:func:`largest_that_fits` over the line count);
+    when not even the first line fits (minified code), the first line is cut at a character
+    boundary that does not separate a base character from the combining marks, joiners and
+    variation selectors after it (:func:`_char_boundary`), starting at character ``focus`` of
+    that line (where a hit's text starts inside a long line: the hit's own text is returned, not
+    the start of the line). ``line_end`` becomes the last line
+    returned, ``full_line_end`` the whole text's, ``next`` names the rest (see
+    :class:`ReadResult`), and ``message`` says what was cut. The status is unchanged.
+
+    Raises:
+        UsageError: ``budget`` is below the smallest response: the one without text (stale,
+            deleted), else the one holding the first character (or the first line, when it is
+            empty); the hint gives that minimum. ``default`` is named in the hint.
+    """
+
+    def tokens(candidate: ReadResult) -> int:
+        return max(counter.count(candidate.serialize()), counter.count(candidate.serialize(spaced=True)))
+
+    def fits(candidate: ReadResult) -> bool:
+        return tokens(candidate) <= budget
+
+    if fits(result):
+        return result
+    text = result.text
+    lines = text.split("\n") if text is not None else []
+    first, count = result.line_start, len(lines)
+    base = result.moved_from[0] if result.moved_from is not None else first  # numbering of the index
+
+    def rest(kept: int) -> str | None:
+        return f"{result.path}:{base + kept}-{base + count - 1}" if kept < count else None
+
+    def by_lines(kept: int) -> ReadResult:
+        following = rest(kept)
+        return replace(
+            result, line_end=first + kept - 1, text="\n".join(lines[:kept]), full_line_end=result.line_end,
+            next=following,
+            message=f"{result.message}; cut to lines {first}-{first + kept - 1} of {first}-{result.line_end} to fit in "
+            f"{budget} tokens" + (f": read {following} for the rest" if following else ""),
+        )
+
+    start = focus if lines and 0 <= focus < len(lines[0]) else 0
+    line = lines[0][start:] if lines else ""
+
+    def by_chars(chars: int) -> ReadResult:
+        following = rest(1)
+        after = f"; read {following} for the lines after it" if following else ""
+        which = f"its first {chars}" if start == 0 else f"{chars} (from character {start}, where the hit starts)"
+        return replace(
+            result, line_end=first, text=line[:chars], full_line_end=result.line_end, next=following,
+            line_chars_from=start, line_chars_returned=chars, line_chars_total=len(lines[0]),
+            message=f"{result.message}; line {first} cut to {which} of its {len(lines[0])} characters to fit "
+            f"in {budget} tokens{after}; a larger budget shows more of it",
+        )
+
+    if not lines:
+        smallest = result
+    elif len(lines[0]) <= 1:
+        smallest = by_lines(1)
+    else:
+        smallest = by_chars(_char_boundary(line, 1) if len(line) > 1 else len(line))
+    minimum = tokens(smallest)
+    if minimum > budget:
+        raise UsageError(
+            f"a read budget of {budget} tokens cannot hold even the smallest response for {result.path}",
+            hint=f"Give a budget of at least {minimum} tokens (the default is {default}, "
+            "knowledgebase.injection.read_max_tokens).",
+        )
+    kept = largest_that_fits(1, count - 1, lambda k: fits(by_lines(k)))
+    if kept is not None:
+        return by_lines(kept)
+    if len(lines[0]) <= 1 or fits(by_lines(1)):
+        return by_lines(1)
+    if len(line) > 1 and fits(by_chars(len(line))):  # the hit's end of the line fits whole
+        return by_chars(len(line))
+    chars = largest_that_fits(1, len(line) - 1, lambda c: fits(by_chars(_char_boundary(line, c))))
+    return by_chars(_char_boundary(line, chars or 1) if len(line) > 1 else len(line))
+
+
+_JOINERS = frozenset("\u200c\u200d\u034f")
+
+
+def _char_boundary(line: str, chars: int) -> int:
+    """``chars`` moved back (never below 1) to where a cut keeps each base character with the
+    combining marks (categories Mn, Mc, Me), variation selectors and joiners that follow it, and
+    with the character a joiner (ZWJ, ZWNJ) links it to. Python strings hold code points, so a
+    cut never splits a surrogate pair; a lone surrogate (an undecodable byte) is a character of
+    its own."""
+    while chars > 1 and (_attached(line[chars]) or line[chars - 1] in _JOINERS):
+        chars -= 1
+    return chars
+
+
+def _attached(char: str) -> bool:
+    """True for a character that belongs to the one before it."""
+    if char in _JOINERS or "\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef":
+        return True
+    return unicodedata.category(char) in ("Mn", "Mc", "Me")
 
 
 _LOCATOR = re.compile(r"(?P<path>.+):(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?")
@@ -236,32 +396,61 @@ class ReadSpan:
     (``verified`` when they are the same lines: the file changed elsewhere); otherwise ``stale``,
     with the old locator and no text. A missing file: ``deleted``. A file that cannot be read or
     decoded any more: ``stale``.
+
+    Only files the index holds are served: a handle whose file was removed from the index
+    (``delete``, or pruned by ``index``) and a locator on a file the index does not hold are
+    :class:`NotIndexedError` (a handle whose file is also gone from disk reads as ``deleted``).
+
+    The response is cut to a token budget (:func:`fit_read`) counted with ``counter``
+    (o200k_base in the container); ``default_budget`` is ``knowledgebase.injection.read_max_tokens``.
+    Without a ``counter`` no budget applies.
     """
 
     store: IndexStore
     source: FileSource
     decoder: Decoder
     result_sets: ResultSetStore | None = None
+    counter: TokenCounter | None = None
+    default_budget: int = DEFAULT_READ_MAX_TOKENS
 
-    def execute(self, target: str) -> ReadResult:
+    def execute(self, target: str, *, budget: int | None = None) -> ReadResult:
         """Read ``target``: a handle ``SET:N`` or a locator ``PATH:START-END`` / ``PATH:LINE``
         (an indexed file's absolute path, or one relative to the current directory; ``~``
-        expanded).
+        expanded), within ``budget`` tokens of the serialized response (default
+        ``default_budget``; see :func:`fit_read`).
 
         Raises:
-            UsageError: ``target`` is neither; the file is not indexed; the lines are out of range
-                (beyond the end of a file that has not changed since indexing).
+            UsageError: ``target`` is neither (a malformed handle gets the handle's hint); the
+                lines are out of range (beyond the end of a file that has not changed since
+                indexing); ``budget`` not a whole number from 1 to :data:`MAX_READ_BUDGET`, or
+                below the smallest response (the hint gives it).
+            NotIndexedError: the file is not in the index (exit 66).
             HandleNotFoundError: the handle's set is unknown, or has no hit N.
             HandleExpiredError: the handle's set expired or was evicted.
+            TokenizerUnavailableError: the budget's tokenizer cannot load.
             StoreError: the database failed.
         """
         if not isinstance(target, str) or not target.strip():
             raise UsageError("read needs a handle or a locator", hint=LOCATOR_HINT)
-        if looks_like_handle(target):
-            return self._read_handle(target)
-        return self._read_locator(target)
+        limit = self._budget(budget)
+        result, focus = self._read_handle(target) if looks_like_handle(target) else (self._read_locator(target), 0)
+        if self.counter is None:
+            return result
+        return fit_read(result, self.counter, limit, default=self.default_budget, focus=focus)
 
-    def _read_handle(self, target: str) -> ReadResult:
+    def _budget(self, budget: int | None) -> int:
+        if budget is None:
+            return self.default_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_READ_BUDGET:
+            raise UsageError(
+                f"budget must be a whole number of tokens from 1 to {MAX_READ_BUDGET}, got {budget!r:.40}",
+                hint=f"The default is {self.default_budget} (knowledgebase.injection.read_max_tokens).",
+            )
+        return budget
+
+    def _read_handle(self, target: str) -> tuple[ReadResult, int]:
+        """The result and where the hit's text starts in its first line (characters; 0 unless
+        the hit is a piece of a long line: a chunk cut from minified code)."""
         handle = parse_handle(target)
         if self.result_sets is None:
             raise HandleNotFoundError(f"no result sets are kept for this workspace: {handle} cannot be read")
@@ -272,11 +461,18 @@ class ReadSpan:
             )
         hit = saved.hits[handle.ordinal - 1]
         record = self.store.get_file(hit.path)
+        if record is None and os.path.lexists(hit.path):
+            raise NotIndexedError(
+                f"{hit.path} is no longer in the index: {handle} cannot be read",
+                hint="It was removed from the index (`delete`, or left out by a later `index`); `roots add` for its "
+                "folder, or a change to the file, brings it back at the next `index`.",
+            )
         indexed_hash = hit.file_hash or (record.content_hash if record is not None else None)
-        return self._verify(
+        result = self._verify(
             hit.path, hit.line_start, hit.line_end, indexed_hash, lambda: hit.content,
             encoding=record.encoding if record is not None else None, handle=str(handle), locator=False,
         )
+        return result, _start_in_first_line(result.text, hit.content)
 
     def _read_locator(self, target: str) -> ReadResult:
         raw, start, end = parse_locator(target)
@@ -297,9 +493,11 @@ class ReadSpan:
             record = self.store.get_file(path)
             if record is not None:
                 return path, record
-        raise UsageError(
+        raise NotIndexedError(
             f"{absolute} is not an indexed file",
-            hint="Give the absolute path as printed in a hit's `path`, or run `hermes-workspace index` first.",
+            hint="Give the absolute path as printed in a hit's `path` (`hermes-workspace list` shows the indexed "
+            "files); a file removed from the index comes back with `roots add` for its folder, or when it changes, "
+            "at the next `index`.",
         )
 
     def _verify(
@@ -360,6 +558,15 @@ class ReadSpan:
 
     def _decode(self, data: bytes, encoding: str | None) -> str:
         return self.decoder.decode(data, hint=encoding) if encoding else self.decoder.decode(data)
+
+
+def _start_in_first_line(text: str | None, content: str) -> int:
+    """Where ``content`` starts in the first line of ``text`` (characters), 0 when it starts the
+    text, lies beyond the first line or is not found."""
+    if not text or not content:
+        return 0
+    position = text.find(content)
+    return position if position > 0 and "\n" not in text[:position] else 0
 
 
 def _find_once(text: str, needle: str) -> int | None:

@@ -155,14 +155,24 @@ MIN_INJECTION_TOKENS = 256
 take about 150 tokens, so a smaller budget holds no evidence at all."""
 MAX_INJECTION_TOKENS = 1_000_000
 
+DEFAULT_READ_MAX_TOKENS = 8000
+"""``knowledgebase.injection.read_max_tokens``: the default token budget of one ``read``
+response (o200k_base, the whole serialized response). A trial read of a minified
+166,363-character one-line JS file returned 65,614 tokens in one MCP result, and
+``app.py:1-1600`` 15,221; 8,000 tokens hold about 600 lines of ordinary code, more than any chunk
+a search returns. Same bounds as ``max_tokens``."""
+
 
 @dataclass(frozen=True, slots=True)
 class InjectionConfig:
     """``knowledgebase.injection`` (seed 001): the default block limit (``max_chunks``) and
-    token budget (``max_tokens``, o200k_base tokens) of ``retrieve`` and turn-by-turn context."""
+    token budget (``max_tokens``, o200k_base tokens) of ``retrieve`` and turn-by-turn context,
+    and the default token budget of one ``read`` response (``read_max_tokens``,
+    :data:`DEFAULT_READ_MAX_TOKENS`)."""
 
     max_chunks: int = 6
     max_tokens: int = 3200
+    read_max_tokens: int = DEFAULT_READ_MAX_TOKENS
 DEFAULT_HANDLE_TTL_HOURS = 24.0
 """``knowledgebase.handles.ttl_hours``: how long a result set (its handles and cursors) lives. A
 day covers an agent's session and the next one's resumption; an older handle names lines the
@@ -422,7 +432,7 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     ),
     "knowledgebase.retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k", "max_hits_per_file"}),
     "knowledgebase.reranker": frozenset({"provider", "model", "top_n", "deadline_ms"}),
-    "knowledgebase.injection": frozenset({"max_chunks", "max_tokens"}),
+    "knowledgebase.injection": frozenset({"max_chunks", "max_tokens", "read_max_tokens"}),
 }
 """The keys of each section this version reads (``knowledgebase.roots[]``: of one root entry).
 Any other key in these sections is an error: a typo (``recusive: true``, ``modle:``) would
@@ -615,7 +625,14 @@ def _injection(data: Mapping[str, Any]) -> InjectionConfig:
             f"{p}max_tokens must be >= {MIN_INJECTION_TOKENS} and <= {MAX_INJECTION_TOKENS}, got {max_tokens}",
             hint="It is the default retrieve budget in o200k_base tokens; the default is 3200 (seed 001).",
         )
-    return InjectionConfig(max_chunks=max_chunks, max_tokens=max_tokens)
+    read_max_tokens = _int(data, "read_max_tokens", DEFAULT_READ_MAX_TOKENS, p + "read_max_tokens")
+    if not MIN_INJECTION_TOKENS <= read_max_tokens <= MAX_INJECTION_TOKENS:
+        raise ConfigError(
+            f"{p}read_max_tokens must be >= {MIN_INJECTION_TOKENS} and <= {MAX_INJECTION_TOKENS}, "
+            f"got {read_max_tokens}",
+            hint=f"It is the default read budget in o200k_base tokens; the default is {DEFAULT_READ_MAX_TOKENS}.",
+        )
+    return InjectionConfig(max_chunks=max_chunks, max_tokens=max_tokens, read_max_tokens=read_max_tokens)
 
 
 def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
@@ -472,13 +472,14 @@ class _Plan:
 
 
 def _plan(candidates: Sequence[SearchHit], max_chunks: int, offset: int, set_id: str | None,
-          roots: Sequence[Path]) -> _Plan:
+          roots: Sequence[Path], withheld: Collection[int] = ()) -> _Plan:
     if max_chunks < 1:
         raise UsageError(f"max_chunks must be >= 1, got {max_chunks}")
     if offset < 0:
         raise UsageError(f"offset must be >= 0, got {offset}")
     window = list(candidates[offset : offset + window_size(max_chunks)])
     end = offset + len(window)
+    window = [hit for position, hit in enumerate(window, start=offset) if position not in withheld]
     cursor = f"{set_id}@{end}" if set_id is not None and end < len(candidates) else None
     roots = tuple(roots)
 
@@ -509,10 +510,11 @@ def minimum_budget(
     roots: Sequence[Path] = (),
     coverage: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
+    withheld: Collection[int] = (),
 ) -> int:
     """The smallest budget :func:`pack_hits` accepts for these arguments (the same ones): the
     tokens of its response with no block and nothing listed."""
-    plan = _plan(candidates, max_chunks, offset, set_id, roots)
+    plan = _plan(candidates, max_chunks, offset, set_id, roots, withheld)
     pack = RetrievePack(query, 0, counter.name, coverage=dict(coverage or {}), cursor=plan.cursor,
                         result_set=set_id, offset=offset)
     return _floor(pack, plan, notes, counter)
@@ -530,18 +532,21 @@ def pack_hits(
     roots: Sequence[Path] = (),
     coverage: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
+    withheld: Collection[int] = (),
 ) -> RetrievePack:
     """Pack the window ``candidates[offset : offset + window_size(max_chunks)]`` into ``budget``
     tokens (see the module docstring). ``candidates``: the whole frozen list, rank order, each
     hit's ``handle`` set when the list is a persisted set ``set_id``; ``roots``: the workspace's
     roots (for relative paths); ``coverage``: copied into the response; ``notes``: the search's
-    notes (fallbacks), copied first.
+    notes (fallbacks), copied first; ``withheld``: positions in ``candidates`` (0-based) left
+    out of the window without a trace (hits whose files were removed from the index: the caller
+    says so in ``notes``); the cursor still follows the whole window.
 
     Raises:
         UsageError: ``budget`` is below :func:`minimum_budget` (the hint gives it), or
             ``max_chunks < 1``, or ``offset < 0``.
     """
-    plan = _plan(candidates, max_chunks, offset, set_id, roots)
+    plan = _plan(candidates, max_chunks, offset, set_id, roots, withheld)
     regions, shown, by_chunks, relative = plan.regions, plan.shown, plan.by_chunks, plan.relative
     pack = RetrievePack(query, budget, counter.name, coverage=dict(coverage or {}), cursor=plan.cursor,
                         result_set=set_id, offset=offset)
@@ -645,16 +650,14 @@ def _recut_last(
     shown = current.line_end - current.line_start + 1
     floor = 1 if len(pack.blocks) == 1 else max(1, (len(region.lines) + 1) // 2)
     pack.blocks.pop()
-    low, high, best = floor, shown - 1, None
-    while low <= high:
-        middle = (low + high) // 2
-        pack.blocks.append(_block(region, relative, keep=middle))
+
+    def fits_with(keep: int) -> bool:
+        pack.blocks.append(_block(region, relative, keep=keep))
         ok = fits()
         pack.blocks.pop()
-        if ok:
-            best, low = middle, middle + 1
-        else:
-            high = middle - 1
+        return ok
+
+    best = largest_that_fits(floor, shown - 1, fits_with)
     pack.blocks.append(_block(region, relative, keep=best) if best is not None else current)
     return best is not None
 
@@ -663,19 +666,33 @@ def _largest_cut(
     region: _Region, relative: Callable[[SearchHit, Path], str], pack: RetrievePack,
     settle: Callable[[int], bool], pending: int,
 ) -> int | None:
-    """The most leading lines of ``region`` (fewer than all) that fit after the blocks placed,
-    by binary search over the line count (tokens grow with lines); None when not even one does."""
+    """The most leading lines of ``region`` (fewer than all) that fit after the blocks placed
+    (:func:`largest_that_fits` over the line count); None when not even one does."""
     if region.lines is None or len(region.lines) < 2:
         return None
-    low, high, best = 1, len(region.lines) - 1, None
+
+    def fits(keep: int) -> bool:
+        pack.blocks.append(_block(region, relative, keep=keep))
+        try:
+            return settle(pending)
+        finally:
+            pack.blocks.pop()
+
+    best = largest_that_fits(1, len(region.lines) - 1, fits)
+    settle(pending)
+    return best
+
+
+def largest_that_fits(low: int, high: int, fits: Callable[[int], bool]) -> int | None:
+    """The largest ``n`` in ``low..high`` (inclusive) with ``fits(n)``, by binary search, or None
+    when none does (or ``low > high``). ``fits`` must be monotone: true up to some ``n``, false
+    above (tokens grow with the lines or characters kept). Calls ``fits`` about
+    ``log2(high - low + 2)`` times."""
+    best = None
     while low <= high:
         middle = (low + high) // 2
-        pack.blocks.append(_block(region, relative, keep=middle))
-        fits = settle(pending)
-        pack.blocks.pop()
-        if fits:
+        if fits(middle):
             best, low = middle, middle + 1
         else:
             high = middle - 1
-    settle(pending)
     return best

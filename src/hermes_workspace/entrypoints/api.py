@@ -394,20 +394,31 @@ class Workspace:
         _check_type("limit", limit, (int, type(None)))
         return self._container.more_results().execute(cursor, limit=limit)
 
-    def read(self, target: str) -> ReadResult:
+    def read(self, target: str, *, budget: int | None = None) -> ReadResult:
         """The lines a handle (``SET:N``) or a locator (``PATH:START-END``, ``PATH:LINE``; lines
         1-based, inclusive) names, verified against the file on disk: a :class:`ReadResult`
         whose ``status`` is ``verified`` (text is the indexed text), ``moved`` (the file changed
         and the text is now at ``line_start``-``line_end``, was at ``moved_from``), ``stale``
         (changed, the text cannot be found exactly once: no text) or ``deleted``.
 
+        ``budget``: most o200k_base tokens of the response as serialized (``result.serialize()``,
+        what the CLI prints); default ``knowledgebase.injection.read_max_tokens`` (8000). Longer
+        text keeps its leading whole lines (``truncated``, ``full_line_end``, ``next``: the
+        locator of the rest), or, when not even one line fits, the first line's leading
+        characters (``line_chars_returned``).
+
         Raises:
-            UsageError: a malformed target, an unindexed path, lines out of range.
+            UsageError: a malformed target (a malformed handle gets the handle's hint), lines out
+                of range, a budget that is not a whole number from 1 to 1,000,000 or is below the
+                smallest response (the hint gives it).
+            NotIndexedError: the path, or the handle's file, is not in the index (exit 66).
             HandleNotFoundError, HandleExpiredError: the handle's set is unknown or expired (exit 66).
             IndexNotFoundError: nothing was indexed yet.
+            TokenizerUnavailableError: the budget's tokenizer cannot load.
         """
         _check_type("target", target, str)
-        return self._container.read_span().execute(target)
+        _check_type("budget", budget, (int, type(None)))
+        return self._container.read_span().execute(target, budget=budget)
 
     def context_for_turn(self, message: str, recent_messages: Any = (), mode: str | None = None) -> str:
         """Seed 001's turn-by-turn retrieval for agent hosts: the framed workspace context to
@@ -454,7 +465,7 @@ class Workspace:
         ``KeyboardInterrupt``). Actions and their arguments: ``status``; ``index``; ``list``
         (``path``, ``recursive``, ``limit``, ``offset``); ``search`` (``query``, ``path``, ``glob``,
         ``limit``, ``mode``, ``offset``); ``retrieve`` (``query``, ``budget``, ``path``, ``glob``,
-        ``mode``, ``max_chunks``); ``read`` (``target``: a handle or ``PATH:START-END``); ``more``
+        ``mode``, ``max_chunks``); ``read`` (``target``: a handle or ``PATH:START-END``; ``budget``); ``more``
         (``cursor``); ``delete`` (``path``). A failure is ``{"error": {"code", "message", "hint"}}``.
         ``retrieve`` returns ``pack.serialize()`` exactly (within its budget)."""
         try:

@@ -293,22 +293,28 @@ def more_command(cursor: str, /, *, limit: str | None = None) -> _Output:
 
 
 @app.command(name="read")
-def read_command(target: str, /) -> _Output:
-    """Print lines of an indexed file, verified against the file on disk.
+def read_command(target: str, /, *, budget: str | None = None) -> _Output:
+    """Print lines of an indexed file, verified against the file on disk, as one compact JSON
+    object of at most --budget o200k_base tokens.
 
     Status verified: the text is the indexed text. moved: the file changed and the indexed text is
     now, once, at other lines (moved_from has the old ones). stale: the file changed and the text
     cannot be found exactly once: no text is printed, search again. deleted: the file is gone.
+    Text longer than the budget keeps its leading whole lines: truncated is true, full_line_end
+    the last line of the whole, next the locator of the rest (a line longer than the budget is
+    cut: line_chars_returned).
 
     Parameters
     ----------
     target
         A handle printed with a hit (5e0c17aa:3), or an indexed file and 1-based lines:
         /path/file.py:12-30 or /path/file.py:12.
+    budget
+        Most tokens of the whole output (o200k_base); default knowledgebase.injection.read_max_tokens (8000).
     """
     with _workspace() as ws:
-        result = ws.read(target)
-    return _Output(result.to_json(), lambda con: _human_read(con, result))
+        result = ws.read(target, budget=_whole_number("--budget", budget))
+    return _Output(result.to_json(), lambda con: _human_read(con, result), raw=result.serialize())
 
 
 def _human_read(console: Any, result: Any) -> None:
@@ -317,6 +323,10 @@ def _human_read(console: Any, result: Any) -> None:
     if result.text is not None:
         for line in result.text.split("\n"):
             console.print(f"    {_safe(line)}", markup=False)
+    if result.truncated:
+        rest = f"; next: {result.next}" if result.next else ""
+        console.print(_safe(f"    … truncated at line {result.line_end} of {result.full_line_end}{rest}"),
+                      style="dim", markup=False)
 
 
 @app.command(name="status")
@@ -711,12 +721,15 @@ def _human_hits(console: Any, hits: Any) -> None:
         console.print(f"[dim]{mode} search (asked: {hits.requested_mode}; semantic: {hits.semantic_status})[/dim]")
     for note in getattr(hits, "notes", ()):
         console.print(_safe(f"note: {note}"), style="dim", markup=False)
-    if not hits:
-        console.print("No results.")
-        return
     from rich.markup import escape
 
-    for i, hit in enumerate(hits, start=1):
+    if not hits:
+        console.print("No results.")
+    # Numbered by rank in the whole result (a page from --offset 3 starts at 4; a hit's handle
+    # holds its rank), each with the handle that reads it.
+    for i, hit in enumerate(hits, start=(getattr(hits, "offset", 0) or 0) + 1):
+        handle = getattr(hit, "handle", None)
+        number = int(handle.rsplit(":", 1)[1]) if handle else i
         # The breadcrumb (qualified name, heading path) says where the hit is better than the
         # section line alone; the section remains for hits without one.
         label = getattr(hit, "breadcrumb", None) or hit.section
@@ -726,8 +739,9 @@ def _human_hits(console: Any, hits: Any) -> None:
             ranks = [f"keyword #{hit.keyword_rank}" if hit.keyword_rank else "",
                      f"semantic #{hit.semantic_rank}" if hit.semantic_rank else ""]
             found = " · " + ", ".join(r for r in ranks if r)
-        console.print(f"[bold]{i}. {escape(_safe(hit.path))}:{hit.line_start}-{hit.line_end}[/bold]"
-                      f"{section}  [dim](score {hit.score:.3g}{found})[/dim]", markup=True, highlight=False)
+        named = f"  [dim]{escape(handle)}[/dim]" if handle else ""
+        console.print(f"[bold]{number}. {escape(_safe(hit.path))}:{hit.line_start}-{hit.line_end}[/bold]"
+                      f"{section}{named}  [dim](score {hit.score:.3g}{found})[/dim]", markup=True, highlight=False)
         lines = hit.content.split("\n")
         preview = lines[:4]
         for line in preview:
@@ -736,6 +750,8 @@ def _human_hits(console: Any, hits: Any) -> None:
             console.print(f"    … {len(lines) - len(preview)} more lines", style="dim")
         for copy in getattr(hit, "duplicates", ()):
             console.print(_safe(f"    also: {copy.path}:{copy.line_start}-{copy.line_end}"), style="dim", markup=False)
+    if getattr(hits, "cursor", None):
+        console.print(f"more: hermes-workspace more {hits.cursor}", style="dim", markup=False, highlight=False)
 
 
 def main(argv: list[str] | None = None) -> int:
