@@ -9,6 +9,7 @@ in an agent session (search, retrieve, read, edit, read again, more, list, docto
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,7 +29,9 @@ from hermes_workspace.entrypoints.mcp_server import (  # noqa: E402
     WorkspacePool,
     build_server,
     check_loopback,
+    mcp_hint,
     open_pool,
+    run_in_daemon_thread,
 )
 
 READ_ONLY = ["search", "retrieve", "read", "more", "status", "list", "doctor"]
@@ -381,7 +384,13 @@ def test_search_before_any_index_is_a_clean_error(home: Path) -> None:
     result = call(build_server(pool), "legacy", "search", {"query": "anything"})
     pool.close()
     assert result.is_error is True
-    assert document(result)["error"]["code"] == "index_missing"
+    error = document(result)["error"]
+    assert error["code"] == "index_missing"
+    # An agent cannot run the CLI: the hint says whom to ask, and which tool can do it.
+    assert error["hint"] == (
+        "The workspace has not been indexed yet: ask the user to run `hermes-workspace index`, or call the "
+        "`index` tool if this server allows writes."
+    )
 
 
 def test_eight_clients_fifty_calls_each_while_index_runs(home: Path) -> None:
@@ -479,3 +488,207 @@ def test_an_agent_session_on_a_real_workspace(home: Path) -> None:
     assert str(out["more"]["offset"]) == json.loads(text)["cursor"].split("@")[1] and out["more"]["blocks"]
     assert (out["list"]["total"], len(out["list"]["files"])) == (31, 5)
     assert {c["name"]: c["status"] for c in out["doctor"]["checks"]}["tokenizer"] == "passed"
+
+
+def test_a_call_blocked_in_its_thread_does_not_hold_up_cancellation() -> None:
+    """SIGTERM cancels the server's tasks; a tool call blocked in its thread (a long ``index``)
+    must let that cancellation through at once (before: anyio.to_thread waited for the thread,
+    and Python waits for such threads at exit), while its concurrency slot stays taken until the
+    thread really ends. The thread is a daemon: it cannot keep the process alive."""
+    started, release = threading.Event(), threading.Event()
+    threads: list[threading.Thread] = []
+
+    def blocked() -> str:
+        threads.append(threading.current_thread())
+        started.set()
+        release.wait()
+        return "done"
+
+    async def main() -> tuple[bool, int, int]:
+        limiter = anyio.CapacityLimiter(2)
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                async def cancel_when_started() -> None:
+                    await anyio.to_thread.run_sync(started.wait)
+                    scope.cancel()
+
+                group.start_soon(cancel_when_started)
+                await run_in_daemon_thread(blocked, limiter=limiter)
+        held_after_cancel = int(limiter.borrowed_tokens)
+        release.set()
+        while limiter.borrowed_tokens:  # the thread hands its slot back through the event loop
+            await anyio.sleep(0.01)
+        return scope.cancelled_caught, held_after_cancel, int(limiter.borrowed_tokens)
+
+    cancelled, held, left = anyio.run(main)
+    assert (cancelled, held, left) == (True, 1, 0)
+    assert threads[0].daemon is True
+
+
+def test_a_call_in_a_daemon_thread_returns_its_value_or_raises_its_error() -> None:
+    def fail() -> None:
+        raise HandleExpiredError("gone")
+
+    async def main() -> Any:
+        value = await run_in_daemon_thread(lambda a, b: a + b, 2, 3)
+        with pytest.raises(HandleExpiredError):
+            await run_in_daemon_thread(fail)
+        return value
+
+    assert anyio.run(main) == 5
+
+
+def test_delete_says_it_removes_every_indexed_file_under_a_folder() -> None:
+    """The trial's complaint: described as removing "one file", it removes a whole folder's files."""
+    delete = {spec.name: spec for spec in TOOLS}["delete"]
+    assert "one file" not in delete.description and "one file" not in delete.title
+    assert "EVERY indexed file under it" in delete.description
+    assert "never from disk" in delete.description
+    assert "until their content changes or their root is added again" in delete.description
+    path = delete.input_schema["properties"]["path"]["description"]
+    assert "every indexed file under a folder is removed" in path and path.startswith("The absolute path")
+
+
+def test_delete_of_a_folder_removes_its_files_as_described(home: Path) -> None:
+    docs = make_notes(home, count=3)
+    (home / "workspace" / "keep.md").write_text("# Keep\n\nkept note\n")
+    with Workspace.open(home) as ws:
+        ws.index()
+    pool, _ = open_pool(home)
+    server = build_server(pool, allow_write=True)
+    removed = call(server, "legacy", "delete", {"path": str(docs)})
+    listed = document(call(server, "legacy", "list", {}))
+    pool.close()
+    assert removed.is_error is False
+    assert [Path(f["path"]).name for f in listed["files"]] == ["keep.md"]
+
+
+RELATIVE = [
+    ("search", {"query": "x", "path": "src/flask"}),
+    ("retrieve", {"query": "x", "path": "docs"}),
+    ("list", {"path": "relative"}),
+    ("list", {"path": "./"}),
+    ("delete", {"path": "notes/a.md"}),
+    ("read", {"target": "src/app.py:3"}),
+    ("read", {"target": "README.md:1-2"}),
+    ("read", {"target": "../x.py:4"}),
+    ("read", {"target": "~/notes/a.md:1"}),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments"), RELATIVE)
+def test_relative_paths_are_refused_and_the_hint_asks_for_an_absolute_path(tool: str, arguments: dict[str, Any]) -> None:
+    """The server's working directory means nothing to an agent: a relative path used to be
+    resolved against it (0 hits, "/cwd/x is not an indexed file")."""
+    pool, calls = stub_pool()
+    result = call(build_server(pool, allow_write=True), "legacy", tool, arguments)
+    error = document(result)["error"]
+    assert result.is_error is True and error["code"] == "usage_error"
+    assert "must be an absolute path" in error["message"]
+    assert error["hint"].startswith("Give an absolute path, as hits carry in `path`")
+    assert calls == []
+
+
+@pytest.mark.parametrize("target", ["DEADBEEF:1", "abcd1234:0", "abcd123:1", "5e0c17aa@20", "5e0c17aa:-1"])
+def test_a_malformed_handle_gets_the_handle_hint_not_a_path_error(target: str) -> None:
+    pool, calls = stub_pool()
+    error = document(call(build_server(pool), "legacy", "read", {"target": target}))["error"]
+    assert error["code"] == "usage_error"
+    assert error["message"] == f"not a valid handle: {target!r}"
+    assert "8 lower-case hex characters" in error["hint"] and "`more`" in error["hint"]
+    assert calls == []
+
+
+@pytest.mark.parametrize("target", ["5e0c17aa:3", "/w/src/app.py:3-9", "/w/a:b.md:2", " 5e0c17aa:3 "])
+def test_handles_and_absolute_locators_reach_read(target: str) -> None:
+    pool, calls = stub_pool()
+    assert document(call(build_server(pool), "legacy", "read", {"target": target})) == {"method": "read"}
+    assert calls == [("read", (target,), {})]
+
+
+@pytest.mark.parametrize("tool", [spec.name for spec in TOOLS])
+def test_every_path_argument_says_absolute_in_its_schema(tool: str) -> None:
+    spec = {spec.name: spec for spec in TOOLS}[tool]
+    for name, schema in spec.input_schema["properties"].items():
+        if name in ("path", "target"):
+            assert "absolute path" in schema["description"]
+
+
+def _error_classes(base: type) -> list[type]:
+    found = []
+    for sub in base.__subclasses__():
+        found.append(sub)
+        found.extend(_error_classes(sub))
+    return found
+
+
+def test_no_hint_tells_an_agent_to_run_the_cli_itself() -> None:
+    """Every error class's default hint as an MCP client gets it: a hint that names a command
+    line (`hermes-workspace index`, --help, pip install) is replaced, or says the user does it."""
+    from hermes_workspace.domain import errors
+
+    classes = sorted({*_error_classes(errors.WorkspaceError), errors.WorkspaceError}, key=lambda c: c.__name__)
+    assert len(classes) > 15
+    cli = re.compile(r"hermes-workspace\s+[a-z]|--[a-z]|pip install")
+    for cls in classes:
+        try:
+            error = cls("boom")
+        except TypeError:  # an error class with other constructor arguments
+            continue
+        hint = mcp_hint(error) or ""
+        assert not cli.search(hint) or "the user" in hint, (cls.__name__, hint)
+    usage = errors.UsageError("bad", hint="Page with --offset: the answer's next_offset is the next page's offset.")
+    assert mcp_hint(usage) == (
+        "Check the arguments against this tool's input schema (tools/list); paths are absolute, as hits carry them."
+    )
+    located = errors.UsageError("bad", hint="Give a handle like 5e0c17aa:3.")
+    assert mcp_hint(located) == "Give a handle like 5e0c17aa:3."  # no CLI in it: kept as it is
+
+
+@pytest.mark.parametrize(
+    ("tool", "name", "maximum"),
+    [("search", "offset", 10_000), ("search", "limit", 200), ("retrieve", "budget", 1_000_000),
+     ("retrieve", "max_chunks", 50), ("list", "limit", 1000)],
+)
+def test_schema_maxima_are_the_limits_the_workspace_enforces(tool: str, name: str, maximum: int) -> None:
+    """The schema used to let offset 10,001 through to a workspace that refuses it."""
+    pool, calls = stub_pool()
+    server = build_server(pool)
+    base = {"query": "x"} if tool in ("search", "retrieve") else {}
+    assert {spec.name: spec for spec in TOOLS}[tool].input_schema["properties"][name]["maximum"] == maximum
+    assert call(server, "legacy", tool, {**base, name: maximum}).is_error is False
+    over = document(call(server, "legacy", tool, {**base, name: maximum + 1}))["error"]
+    assert over["code"] == "usage_error" and f"greater than the maximum of {maximum}" in over["message"]
+    assert len(calls) == 1
+
+
+def test_the_schema_maxima_accept_what_the_real_workspace_accepts(home: Path) -> None:
+    make_notes(home, count=2)
+    with Workspace.open(home) as ws:
+        ws.index()
+    pool, _ = open_pool(home)
+    server = build_server(pool)
+    page = call(server, "legacy", "search", {"query": "note", "offset": 10_000})
+    pack = call(server, "legacy", "retrieve", {"query": "note", "budget": 1_000_000, "max_chunks": 50})
+    floated = call(server, "legacy", "retrieve", {"query": "note", "budget": 1200.0})
+    pool.close()
+    assert page.is_error is False and document(page)["hits"] == []
+    assert pack.is_error is False and floated.is_error is False, document(floated)
+
+
+def test_whole_numbers_sent_as_floats_reach_the_workspace_as_ints() -> None:
+    """JSON Schema counts 1200.0 as an integer; the workspace wants an int."""
+    pool, calls = stub_pool()
+    server = build_server(pool)
+    assert call(server, "legacy", "retrieve", {"query": "x", "budget": 1200.0, "max_chunks": 3.0}).is_error is False
+    assert call(server, "legacy", "list", {"limit": 10.0, "offset": 0.0}).is_error is False
+    budget, max_chunks = calls[0][2]["budget"], calls[0][2]["max_chunks"]
+    assert (budget, max_chunks) == (1200, 3) and type(budget) is int and type(max_chunks) is int
+    assert [type(calls[1][2][k]) for k in ("limit", "offset")] == [int, int]
+    fraction = document(call(server, "legacy", "retrieve", {"query": "x", "budget": 1200.5}))["error"]
+    assert fraction["code"] == "usage_error" and "is not of type 'integer'" in fraction["message"]
+
+
+def test_budget_description_names_the_minimum_rule() -> None:
+    budget = {spec.name: spec for spec in TOOLS}["retrieve"].input_schema["properties"]["budget"]["description"]
+    assert "about 150 tokens, more for a long query" in budget and "names the minimum" in budget

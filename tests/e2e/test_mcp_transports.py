@@ -129,7 +129,9 @@ def test_stdio_with_the_sdk_client(indexed_home: Path) -> None:
 
 def test_http_on_a_non_loopback_host_is_refused(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mcp", "--http", "--host", "0.0.0.0"]) == 2
-    error = json.loads(capsys.readouterr().out)["error"]
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    error = json.loads(captured.err)["error"]
     assert error["code"] == "usage_error"
     assert "loopback address only" in error["message"]
 
@@ -201,3 +203,138 @@ def test_streamable_http_on_loopback_with_host_and_origin_checks(http_server: in
     # A page of another origin calling the loopback address: refused on the Origin header.
     assert post({"Origin": "http://evil.example"}) == 403
     assert post({"Origin": f"http://localhost:{http_server}"}) == 200
+
+
+def start_stdio_server(home: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hermes_workspace", *args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(home),
+        text=True, encoding="utf-8",
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
+@pytest.mark.parametrize(("signal_name", "exit_code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_stdio_server_ends_on_sigterm_with_stdin_still_open(indexed_home: Path, signal_name: str, exit_code: int) -> None:
+    """The client keeps stdin open (as clients do while they stop a server): the signal alone
+    ends the process, and stdout carries only JSON-RPC; the error goes to stderr."""
+    import signal
+
+    process = start_stdio_server(indexed_home, "mcp")
+    guard = kill_after(process, HANG_GUARD_SECONDS)
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    try:
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                   "clientInfo": {"name": "test", "version": "1"}}}) + "\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # serving: the handler is installed
+        process.send_signal(getattr(signal, signal_name))
+        # Before the fix the server waited for stdin to close: the hang guard killed it (-9).
+        assert process.wait() == exit_code
+        assert process.stdout.read() == ""
+        error = json.loads(process.stderr.read().strip().splitlines()[-1])["error"]
+        assert error["code"] == "terminated" and signal_name in error["message"]
+    finally:
+        guard.cancel()
+        finish(process)
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "code", "exit_code"),
+    [
+        ("bad_yaml", ("mcp",), "config_invalid", 78),
+        ("unknown_key", ("mcp",), "config_invalid", 78),
+        ("home_is_a_file", ("mcp",), "config_invalid", 78),
+        ("none", ("mcp", "--no-such-option"), "usage_error", 2),
+        ("none", ("--log-level", "loud", "mcp"), "usage_error", 2),
+        ("none", ("mcp", "--http", "--host", "0.0.0.0"), "usage_error", 2),
+    ],
+)
+def test_mcp_startup_errors_go_to_stderr_never_stdout(
+    tmp_path: Path, setup: str, args: tuple[str, ...], code: str, exit_code: int
+) -> None:
+    """stdout is the protocol channel: an error object there is a broken message to the client,
+    which then reports only "connection closed". The error is one JSON line on stderr."""
+    home = tmp_path / "home"
+    home.mkdir()
+    if setup == "bad_yaml":
+        (home / "config.yaml").write_text("foo: [\n")
+    elif setup == "unknown_key":
+        (home / "config.yaml").write_text("knowledgebase:\n  no_such_key: 1\n")
+    elif setup == "home_is_a_file":
+        home.rmdir()
+        home.write_text("not a folder\n")
+    process = start_stdio_server(home, *args)
+    guard = kill_after(process, HANG_GUARD_SECONDS)
+    try:
+        out, err = process.communicate("")
+        assert process.returncode == exit_code
+        assert out == ""
+        assert json.loads(err.strip().splitlines()[-1])["error"]["code"] == code
+    finally:
+        guard.cancel()
+        finish(process)
+
+
+def test_other_commands_still_print_errors_on_stdout(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("foo: [\n")
+    process = start_stdio_server(home, "status")
+    guard = kill_after(process, HANG_GUARD_SECONDS)
+    try:
+        out, _ = process.communicate("")
+        assert process.returncode == 78
+        assert json.loads(out)["error"]["code"] == "config_invalid"
+    finally:
+        guard.cancel()
+        finish(process)
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_http_on_a_port_in_use_is_a_usage_error_before_any_banner(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the banner, then uvicorn's own error and exit 3 (a code the README does not list)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["mcp", "--http", "--port", str(port)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "MCP server on" not in captured.err
+    error = json.loads(captured.err)["error"]
+    assert (error["code"], error["message"]) == ("usage_error", f"port {port} on 127.0.0.1 is in use")
+    assert "--port" in error["hint"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--port", "9000"], "--port applies only with --http (the default transport is stdio)"),
+        (["--host", "::1"], "--host applies only with --http (the default transport is stdio)"),
+        (["--host", "::1", "--port", "1"], "--host and --port apply only with --http (the default transport is stdio)"),
+    ],
+)
+def test_http_options_without_http_are_usage_errors(
+    home: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """They used to be ignored silently: the server then ran on stdio."""
+    assert main(["mcp", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert json.loads(captured.err)["error"] == {
+        "code": "usage_error", "message": message,
+        "hint": "Add --http to serve streamable HTTP, or leave them out for stdio.",
+    }

@@ -61,6 +61,8 @@ class _Options:
     human: bool = False
     home: str | None = None
     quiet: bool = False
+    errors_on_stderr: bool = False
+    """The command's stdout is a protocol channel (``mcp``): errors go to stderr, see :func:`_emit_error`."""
 
 
 _options = _Options()
@@ -422,7 +424,7 @@ def _human_doctor(console: Any, report: Any) -> None:
 
 @app.command(name="mcp")
 def mcp_command(
-    *, http: bool = False, host: str = "127.0.0.1", port: int = 8765, allow_write: bool = False
+    *, http: bool = False, host: str | None = None, port: int | None = None, allow_write: bool = False
 ) -> int:
     """Serve the workspace to AI agents over the Model Context Protocol (needs the mcp extra).
 
@@ -434,16 +436,27 @@ def mcp_command(
         Streamable HTTP on http://HOST:PORT/mcp instead of stdio (stdio: the server ends when
         its standard input ends).
     host
-        Loopback address to listen on with --http: 127.0.0.1, ::1 or localhost; any other is
-        refused (the server has no authentication).
+        Loopback address to listen on with --http: 127.0.0.1 (default), ::1 or localhost; any
+        other is refused (the server has no authentication).
     port
-        TCP port with --http.
+        TCP port with --http (default 8765; 0: any free port, announced on stderr). A port in
+        use is a usage error (exit 2).
     allow_write
         Also serve the tools that change the index (index, delete). Files are never changed.
-    """
-    from hermes_workspace.entrypoints.mcp_server import serve
 
-    return serve(_options.home, http=http, host=host, port=port, allow_write=allow_write)
+    Errors of this command, from startup to SIGTERM, go to stderr (one JSON line, or the
+    --human message): stdout carries the protocol only.
+    """
+    from hermes_workspace.entrypoints.mcp_server import DEFAULT_PORT, serve
+
+    if not http:
+        given = [name for name, value in (("--host", host), ("--port", port)) if value is not None]
+        if given:
+            raise UsageError(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} only with --http "
+                             "(the default transport is stdio)",
+                             hint="Add --http to serve streamable HTTP, or leave them out for stdio.")
+    return serve(_options.home, http=http, host=host or "127.0.0.1",
+                 port=DEFAULT_PORT if port is None else port, allow_write=allow_write)
 
 
 def _human_status(console: Any, data: dict[str, Any]) -> None:
@@ -504,6 +517,7 @@ def launcher(
     from hermes_workspace.entrypoints.logging_setup import configure_cli_logging
 
     _options.human, _options.home, _options.quiet = human, home, quiet
+    _options.errors_on_stderr = _serves_a_protocol(tokens)
     try:
         resolved_home = resolve_home(home)
     except WorkspaceError as exc:
@@ -564,15 +578,45 @@ def _human_console() -> Any:
 
 
 def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
+    """Report ``error`` and return the exit code: with ``--human`` a short message on stderr; in JSON
+    mode the error object on stdout, or, for a command whose stdout is a protocol channel
+    (``mcp``: only JSON-RPC may go there, a client would see just "connection closed"), the same
+    object on one line of stderr."""
     if _options.human:
         message = f"error: {_safe(error.message)}"
         if error.hint:
             message += f"\nhint: {_safe(error.hint)}"
         sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+    elif _options.errors_on_stderr:
+        sys.stderr.write(escape_json_surrogates(json.dumps({"error": error.to_json()}, ensure_ascii=False)) + "\n")
+        sys.stderr.flush()
     else:
         sys.stdout.write(escape_json_surrogates(json.dumps({"error": error.to_json()}, ensure_ascii=False)) + "\n")
-    sys.stdout.flush()
+        sys.stdout.flush()
     return exit_code if exit_code is not None else error.exit_code
+
+
+_PROTOCOL_COMMANDS = frozenset({"mcp"})
+"""Commands whose stdout carries a protocol (JSON-RPC): nothing else may be written there."""
+_GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--home", "--log-level"})
+
+
+def _serves_a_protocol(tokens: list[str] | tuple[str, ...]) -> bool:
+    """Whether the command in ``tokens`` (global options first, as the launcher takes them) is one
+    of :data:`_PROTOCOL_COMMANDS`. Decided on the raw tokens, so that it holds for errors found
+    before or while parsing them."""
+    skip = False
+    for token in tokens:
+        if skip:
+            skip = False
+        elif token == "--":
+            return False
+        elif token.startswith("-"):
+            skip = token in _GLOBAL_OPTIONS_WITH_VALUE
+        else:
+            return token in _PROTOCOL_COMMANDS
+    return False
 
 
 def _stopped(code: str, message: str) -> WorkspaceError:
@@ -789,10 +833,12 @@ def _silence_stdout() -> None:
 
 
 def _main(tokens: list[str]) -> int:
+    _options.errors_on_stderr = _serves_a_protocol(tokens)
     try:
         result = app.meta(tokens, exit_on_error=False, print_error=False)
     except CycloptsError as exc:
         _options.human = "--human" in tokens
+        _options.errors_on_stderr = _serves_a_protocol(tokens)
         return _emit_error(_usage_error(exc))
     except Terminated as stop:
         return _emit_error(_terminated(stop.signum), 128 + stop.signum)

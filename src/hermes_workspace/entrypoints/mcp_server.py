@@ -34,8 +34,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import ipaddress
+import errno
 import json
 import os
+import re
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -43,11 +46,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_workspace.application.search import MAX_LIMIT as MAX_SEARCH_OFFSET
+from hermes_workspace.application.retrieve import MAX_BUDGET, MAX_MAX_CHUNKS
 from hermes_workspace.domain.errors import MissingExtraError, UsageError, WorkspaceError
+from hermes_workspace.domain.handles import looks_like_handle
 from hermes_workspace.domain.paths import display_name, escape_json_surrogates
 
 try:
     import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
     import jsonschema
     import mcp_types as types
     from mcp.server import Server, ServerRequestContext
@@ -129,7 +137,8 @@ def _schema(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> di
 _QUERY = {"type": "string", "minLength": 1, "description": "Free text: words, identifiers, a question."}
 _PATH_PREFIX = {
     "type": "string", "minLength": 1,
-    "description": "Only files whose absolute path starts with this prefix (a folder).",
+    "description": "An absolute path: only files whose path starts with it (a folder, as hits show paths). "
+    "A relative path is refused: the server's working directory means nothing to a client.",
 }
 _GLOB = {
     "type": "string", "minLength": 1,
@@ -141,6 +150,7 @@ _MODE = {
 }
 _LIST_LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Files per page (default 100)."}
 _OFFSET = {"type": "integer", "minimum": 0, "description": "0-based position of the first item of this page."}
+_SEARCH_OFFSET = {**_OFFSET, "maximum": MAX_SEARCH_OFFSET}
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -163,7 +173,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "limit": {"type": "integer", "minimum": 1, "maximum": 200,
                           "description": "Hits per page (default 20)."},
                 "mode": _MODE,
-                "offset": _OFFSET,
+                "offset": _SEARCH_OFFSET,
             },
             required=("query",),
         ),
@@ -184,12 +194,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         input_schema=_schema(
             {
                 "query": _QUERY,
-                "budget": {"type": "integer", "minimum": 1,
-                           "description": "Token budget of the whole response (default: the workspace's, 3200)."},
+                "budget": {"type": "integer", "minimum": 1, "maximum": MAX_BUDGET,
+                           "description": "Token budget of the whole response (default: the workspace's, 3200). "
+                           "A budget below the smallest possible response (about 150 tokens, more for a long "
+                           "query) is a usage error whose hint names the minimum."},
                 "path": _PATH_PREFIX,
                 "glob": _GLOB,
                 "mode": _MODE,
-                "max_chunks": {"type": "integer", "minimum": 1, "description": "At most this many blocks (default 6)."},
+                "max_chunks": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHUNKS,
+                               "description": "At most this many blocks (default 6)."},
             },
             required=("query",),
         ),
@@ -209,7 +222,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         input_schema=_schema(
             {"target": {"type": "string", "minLength": 1,
-                        "description": "A handle like 5e0c17aa:3, or /abs/path/file.py:120-148, or /abs/path:42."}},
+                        "description": "A handle exactly as a hit carries it (8 lower-case hex characters, `:`, "
+                        "a hit number from 1: 5e0c17aa:3), or an absolute path with 1-based lines: "
+                        "/abs/path/file.py:120-148 or /abs/path/file.py:42. Relative paths are refused."}},
             required=("target",),
         ),
         call=lambda method, arguments: method(arguments["target"]),
@@ -251,7 +266,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         input_schema=_schema(
             {
                 "path": {"type": "string", "minLength": 1,
-                         "description": "An absolute folder (default: every root)."},
+                         "description": "The absolute path of a folder (default: every root); a relative path is refused."},
                 "recursive": {"type": "boolean", "description": "Include sub-folders (default true)."},
                 "limit": _LIST_LIMIT,
                 "offset": _OFFSET,
@@ -283,15 +298,19 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="delete",
-        title="Remove a file from the index",
+        title="Remove a file or a folder's files from the index",
         method="delete",
         write=True,
         description=(
-            "Remove one file from the index (never from disk); it stays out of results until it is re-added "
-            "or changes. Use it to stop a file's content from being served."
+            "Remove from the index (never from disk) the file at `path`, or, when `path` is a folder, EVERY "
+            "indexed file under it (sub-folders included), with their vectors. Removed files stay out of "
+            "results and of later index runs until their content changes or their root is added again. "
+            "not_indexed when nothing is indexed at or under `path`. Use it to stop content from being served."
         ),
         input_schema=_schema(
-            {"path": {"type": "string", "minLength": 1, "description": "The file's absolute path."}},
+            {"path": {"type": "string", "minLength": 1,
+                      "description": "The absolute path of a file, or of a folder: every indexed file under a "
+                      "folder is removed. A relative path is refused."}},
             required=("path",),
         ),
         call=lambda method, arguments: method(arguments["path"]),
@@ -304,7 +323,10 @@ class WriteNotAllowedError(UsageError):
     """A write tool (``index``, ``delete``) was called on a server started without ``--allow-write``."""
 
     code = "write_not_allowed"
-    default_hint = "Restart the server with `hermes-workspace mcp --allow-write` to allow index and delete."
+    default_hint = (
+        "This server is read-only: the user can restart it with `hermes-workspace mcp --allow-write` to allow "
+        "index and delete."
+    )
 
 
 class UnknownToolError(UsageError):
@@ -376,10 +398,39 @@ def render_result(result: Any) -> Any:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
 
 
+_MCP_HINTS: dict[str, str] = {
+    "index_missing": "The workspace has not been indexed yet: ask the user to run `hermes-workspace index`, or "
+    "call the `index` tool if this server allows writes.",
+    "index_busy": "An index run is in progress on this workspace: wait until it ends, then call again.",
+    "usage_error": "Check the arguments against this tool's input schema (tools/list); paths are absolute, "
+    "as hits carry them.",
+    "not_indexed": "Call `list` to see the indexed files (absolute paths), or `search` to find the file.",
+    "root_not_found": "Call `status` or `list` to see what is indexed; the user configures the roots.",
+    "root_not_configured": "Call `status` or `list` to see what is indexed; the user configures the roots.",
+    "config_invalid": "Ask the user to fix HERMES_HOME/config.yaml; the server reads it again at the next call.",
+}
+"""Hints for MCP clients, by error code, used where the generic hint tells to run the CLI (an
+agent on the other end of the protocol cannot run ``hermes-workspace index`` or ``--help``)."""
+_CLI_HINT = re.compile(r"hermes-workspace\s+[a-z]|--[a-z]|\bpip install\b")
+
+
+def mcp_hint(error: WorkspaceError) -> str | None:
+    """The hint an MCP client gets for ``error``: its own when it does not point at the command
+    line; else the one of :data:`_MCP_HINTS` for its code; else the hint marked as something only
+    the user can do."""
+    hint = error.hint
+    if not hint or not _CLI_HINT.search(hint):
+        return hint
+    if error.code in _MCP_HINTS:
+        return _MCP_HINTS[error.code]
+    return "Only the user can do this, from a shell: " + hint
+
+
 def render_error(error: WorkspaceError) -> Any:
     """The ``CallToolResult`` of a failed call (``isError``): ``{"error": {"code", "message",
-    "hint"}}`` as text (compact JSON, the CLI's error object) and as structured content."""
-    data = {"error": error.to_json()}
+    "hint"}}`` as text (compact JSON, the CLI's error object) and as structured content; the
+    hint is :func:`mcp_hint`'s."""
+    data = {"error": {**error.to_json(), "hint": mcp_hint(error)}}
     text = escape_json_surrogates(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=_without_surrogates(data), is_error=True
@@ -557,8 +608,9 @@ def build_server(
                     f"invalid arguments for {name}: " + "; ".join(_describe(p) for p in problems[:3]),
                     hint=f"Call tools/list for the argument schema of {name}.",
                 )
+            arguments = prepare_arguments(spec, arguments)
             limiter = None if spec.name == "index" else readers
-            result = await anyio.to_thread.run_sync(run, spec, arguments, limiter=limiter)
+            result = await run_in_daemon_thread(run, spec, arguments, limiter=limiter)
             return render_result(result)
         except WorkspaceError as exc:
             return render_error(exc)
@@ -576,6 +628,57 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+_PATH_ARGUMENTS = ("path",)
+"""Tool arguments that name a file or folder: they must be absolute."""
+_LOCATOR = re.compile(r"(?P<path>.+):[0-9]+(?:-[0-9]+)?")
+_HANDLE_LIKE = re.compile(r"[0-9A-Fa-f]{1,16}[:@]-?[0-9]+")
+"""A hex id, ``:`` or ``@`` and a number: meant as a handle (or a cursor), never as a file."""
+_HANDLE_HINT = (
+    "A handle is exactly as a hit carries it in `handle`: 8 lower-case hex characters, a colon and the hit "
+    "number from 1 (5e0c17aa:3). A cursor (5e0c17aa@20) goes to `more`. Or give an absolute path with lines: "
+    "/abs/path/file.py:12-30."
+)
+
+
+def _relative_path_error(what: str, value: str) -> UsageError:
+    return UsageError(
+        f"{what} must be an absolute path, got {value!r:.200}: the server's working directory means nothing "
+        "to a client",
+        hint="Give an absolute path, as hits carry in `path` (call `list` without a path to see the indexed "
+        "files and their folders).",
+    )
+
+
+def prepare_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` (valid for ``spec.input_schema``) as the Workspace method takes them: a whole
+    number sent as a float (``1200.0``, which JSON Schema counts as an integer) becomes an int.
+
+    Raises:
+        UsageError: a relative path in a ``path`` argument or in a ``read`` locator (the server's
+            working directory is not the client's); a ``read`` target shaped like a handle that is
+            not one (``DEADBEEF:1``, ``abcd1234:0``), with the handle's form in the hint.
+    """
+    properties = spec.input_schema.get("properties", {})
+    prepared = dict(arguments)
+    for name, value in arguments.items():
+        if properties.get(name, {}).get("type") == "integer" and isinstance(value, float):
+            prepared[name] = int(value)
+    for name in _PATH_ARGUMENTS:
+        value = prepared.get(name)
+        if isinstance(value, str) and not os.path.isabs(value.strip()):
+            raise _relative_path_error(name, value)
+    if spec.name == "read":
+        target = prepared["target"].strip()
+        if looks_like_handle(target):
+            return prepared
+        if _HANDLE_LIKE.fullmatch(target):
+            raise UsageError(f"not a valid handle: {target!r:.80}", hint=_HANDLE_HINT)
+        locator = _LOCATOR.fullmatch(target)
+        if locator is not None and not os.path.isabs(locator["path"]):
+            raise _relative_path_error("the path of a read target", locator["path"])
+    return prepared
 
 
 def _describe(problem: Any) -> str:
@@ -644,13 +747,17 @@ def serve(
     allow_write: bool = False,
 ) -> int:
     """Run the server until stdin ends (stdio) or the process is stopped (HTTP); returns 0.
+    With ``http`` the port is bound before anything is served or announced (``port`` 0: any free
+    port, the one taken is announced on stderr).
 
     Raises:
         MissingExtraError: the ``mcp`` extra is not installed.
-        UsageError: a non-loopback ``host``, a ``port`` outside 0..65535.
+        UsageError: a non-loopback ``host``, a ``port`` outside 0..65535, a port that is in use or
+            cannot be bound.
         ConfigError: the workspace's config is invalid.
     """
     _require_sdk()
+    listener = None
     if http:
         host = check_loopback(host)
         if not 0 <= port <= 65535:
@@ -659,25 +766,183 @@ def serve(
     try:
         server = build_server(pool, allow_write=allow_write, log_file=log_file)
         if http:
-            anyio.run(_serve_http, server, host, port)
+            listener = bind_listener(host, port)
+            anyio.run(_serve_http, server, listener)
         else:
             anyio.run(_serve_stdio, server)
     finally:
+        if listener is not None:
+            listener.close()
         pool.close()
     return 0
 
 
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (IPv6 for an address with ``:``), which the HTTP
+    server is then given: a port in use is reported before anything is printed, and no other
+    program can take the port between a check and the server's own bind.
+
+    Raises:
+        UsageError: the port is in use, or cannot be bound (a privileged port, an address this
+            machine does not have).
+    """
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        if host == "localhost":
+            family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        listener = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {shown}: {exc.strerror or exc}",
+                         hint="Use --host 127.0.0.1 (the default).") from None
+    try:
+        # As servers do: a port whose previous server just ended (TIME_WAIT) can be bound again;
+        # a port another program listens on still cannot.
+        if os.name != "nt":
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(128)
+    except OSError as exc:
+        listener.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise UsageError(f"port {port} on {host} is in use",
+                             hint="Pick another with --port N (--port 0: any free port), or stop the program "
+                             "that listens on it.") from None
+        raise UsageError(f"cannot listen on {shown}: {exc.strerror or exc}",
+                         hint="Use a port from 1024 to 65535 with --port, and --host 127.0.0.1.") from None
+    listener.set_inheritable(False)
+    return listener
+
+
 async def _serve_stdio(server: Any) -> None:
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    with _claim_stdin() as wire:
+        async with stdio_server(stdin=StdinLines(wire)) as (read_stream, write_stream):  # type: ignore[arg-type]
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def _serve_http(server: Any, host: str, port: int) -> None:
+# ---------------------------------------------------------------------------------------------
+# Blocking work that never holds up the end of the process
+#
+# SIGTERM, SIGHUP and Ctrl-C reach the server as a KeyboardInterrupt in the event loop, which then
+# cancels every task and waits for them. A task waiting on a thread (anyio.to_thread) cannot be
+# cancelled until that thread returns, and Python waits for such (non-daemon) threads at exit: a
+# read of stdin, which returns only when the client writes or closes it, and a long tool call
+# (``index``) kept the server alive after SIGTERM. Both therefore run on daemon threads that the
+# event loop waits for in a cancellable way. A call cut off at exit is like one cut off by
+# ``kill -9``: SQLite rolls back its open transaction, the index lock (flock) and the worker
+# processes end with the process.
+
+
+async def run_in_daemon_thread(
+    func: Callable[..., Any], *args: Any, limiter: Any = None
+) -> Any:
+    """``func(*args)`` on a new daemon thread; returns its result or raises its exception.
+    Cancelling the caller (the client cancels the request, the server stops) returns at once;
+    the thread then finishes on its own and keeps its ``limiter`` slot (an
+    ``anyio.CapacityLimiter``, or None) until it does, so that at most that many calls run."""
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    outcome: dict[str, Any] = {}
+    borrower = object()
+    if limiter is not None:
+        await limiter.acquire_on_behalf_of(borrower)
+
+    def work() -> None:
+        try:
+            outcome["value"] = func(*args)
+        except BaseException as exc:  # handed to the caller, which re-raises it
+            outcome["error"] = exc
+        finally:
+            def finish() -> None:
+                if limiter is not None:
+                    limiter.release_on_behalf_of(borrower)
+                done.set()
+
+            with contextlib.suppress(Exception):  # the event loop is gone: nobody waits any more
+                anyio.from_thread.run_sync(finish, token=token)
+
+    try:
+        threading.Thread(target=work, name=f"mcp-call-{getattr(func, '__name__', 'call')}", daemon=True).start()
+    except BaseException:
+        if limiter is not None:
+            limiter.release_on_behalf_of(borrower)
+        raise
+    await done.wait()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+class StdinLines:
+    """The lines of the binary stream ``wire`` (the client's requests), decoded as UTF-8 with
+    replacement, as an async iterator for the SDK's ``stdio_server(stdin=...)``. A daemon thread
+    does the blocking reads, so that stopping the server never waits for the client to write or
+    close stdin. Iteration ends at end of file."""
+
+    def __init__(self, wire: Any) -> None:
+        self._wire = wire
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        send, receive = anyio.create_memory_object_stream[str](1)
+        token = anyio.lowlevel.current_token()
+        wire = self._wire
+
+        def pump() -> None:
+            try:
+                for raw in iter(wire.readline, b""):
+                    anyio.from_thread.run(send.send, raw.decode("utf-8", errors="replace"), token=token)
+            except Exception:  # noqa: S110 - stdin unreadable, or the server stopped listening: end of input
+                pass
+            finally:
+                with contextlib.suppress(Exception):
+                    anyio.from_thread.run_sync(send.close, token=token)
+
+        threading.Thread(target=pump, name="mcp-stdin", daemon=True).start()
+        async with receive:
+            async for line in receive:
+                yield line
+
+
+@contextlib.contextmanager
+def _claim_stdin() -> Iterator[Any]:
+    """The client's stdin as a private binary stream, with file descriptor 0 pointed at the null
+    device meanwhile (restored afterwards), so that nothing else in the process, nor a child
+    process, reads the client's requests off the wire (the SDK does the same when it reads
+    stdin itself). Falls back to ``sys.stdin.buffer`` where descriptors cannot be duplicated.
+    The private descriptor is never closed: the reading thread may still block on it."""
+    try:
+        private = os.dup(0)
+    except OSError:
+        yield sys.stdin.buffer
+        return
+    diverted = False
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+            diverted = True
+        finally:
+            os.close(null)
+    except OSError:
+        pass
+    try:
+        yield os.fdopen(private, "rb", closefd=False)
+    finally:
+        if diverted:
+            with contextlib.suppress(OSError):
+                os.dup2(private, 0)
+
+
+async def _serve_http(server: Any, listener: socket.socket) -> None:
     import uvicorn
 
+    host, port = listener.getsockname()[:2]
     app = server.streamable_http_app(host=host, transport_security=transport_security(host, port))
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     shown = f"[{host}]" if ":" in host else host
     sys.stderr.write(f"hermes-workspace MCP server on http://{shown}:{port}/mcp\n")
     sys.stderr.flush()
-    await uvicorn.Server(config).serve()
+    await uvicorn.Server(config).serve(sockets=[listener])
