@@ -83,10 +83,10 @@ class StubWorkspace:
         data["blocks"] = [{"source": "docs/a.md", "text": "[Source: docs/a.md] ünïcode"}]
         return Pack(data)
 
-    def read(self, target: str) -> Result:
+    def read(self, target: str, *, budget: Any = None) -> Result:
         if target == "deadbeef:9":
             raise HandleExpiredError("result set deadbeef expired")
-        return Result(self._record("read", target))
+        return Result(self._record("read", target, budget=budget))
 
     def more(self, cursor: str) -> Result:
         return Result(self._record("more", cursor))
@@ -175,8 +175,8 @@ CALLS = [
      ("search", ("deploy steps",), {"path": None, "glob": "*.md", "limit": 5, "mode": None, "offset": 5})),
     ("retrieve", {"query": "how to deploy", "budget": 600, "max_chunks": 3, "mode": "keyword"},
      ("retrieve", ("how to deploy",), {"budget": 600, "path": None, "glob": None, "mode": "keyword", "max_chunks": 3})),
-    ("read", {"target": "5e0c17aa:3"}, ("read", ("5e0c17aa:3",), {})),
-    ("read", {"target": "/w/docs/a.md:3-9"}, ("read", ("/w/docs/a.md:3-9",), {})),
+    ("read", {"target": "5e0c17aa:3"}, ("read", ("5e0c17aa:3",), {"budget": None})),
+    ("read", {"target": "/w/docs/a.md:3-9", "budget": 900}, ("read", ("/w/docs/a.md:3-9",), {"budget": 900})),
     ("more", {"cursor": "5e0c17aa@20"}, ("more", ("5e0c17aa@20",), {})),
     ("status", {}, ("status_report", (), {})),
     ("list", {"path": "/w/docs", "recursive": False, "limit": 10, "offset": 20},
@@ -603,7 +603,7 @@ def test_a_malformed_handle_gets_the_handle_hint_not_a_path_error(target: str) -
 def test_handles_and_absolute_locators_reach_read(target: str) -> None:
     pool, calls = stub_pool()
     assert document(call(build_server(pool), "legacy", "read", {"target": target})) == {"method": "read"}
-    assert calls == [("read", (target,), {})]
+    assert calls == [("read", (target,), {"budget": None})]
 
 
 @pytest.mark.parametrize("tool", [spec.name for spec in TOOLS])

@@ -217,17 +217,23 @@ TOOLS: tuple[ToolSpec, ...] = (
             "inclusive lines). The file is read again and hashed: `status` is `verified` (the text is exactly "
             "what was indexed), `moved` (the file was edited but the chunk's text occurs exactly once: new "
             "lines in line_start/line_end, old ones in moved_from, text returned), `stale` (the text changed "
-            "or is ambiguous: no text; search again or re-index) or `deleted` (the file is gone). Use it "
-            "before quoting or editing lines found by a search. " + _UNTRUSTED
+            "or is ambiguous: no text; search again or re-index) or `deleted` (the file is gone). A file "
+            "removed from the index is `not_indexed`. The response holds at most `budget` tokens (default "
+            "8000): longer text keeps its leading whole lines with `truncated`, `full_line_end` and `next`, the "
+            "locator of the rest. Use it before quoting or editing lines found by a search. " + _UNTRUSTED
         ),
         input_schema=_schema(
             {"target": {"type": "string", "minLength": 1,
                         "description": "A handle exactly as a hit carries it (8 lower-case hex characters, `:`, "
                         "a hit number from 1: 5e0c17aa:3), or an absolute path with 1-based lines: "
-                        "/abs/path/file.py:120-148 or /abs/path/file.py:42. Relative paths are refused."}},
+                        "/abs/path/file.py:120-148 or /abs/path/file.py:42. Relative paths are refused."},
+             "budget": {"type": "integer", "minimum": 1, "maximum": MAX_BUDGET,
+                        "description": "Most o200k_base tokens of the whole response (default: the workspace's "
+                        "knowledgebase.injection.read_max_tokens, 8000). Below the smallest response the error's "
+                        "hint names the minimum."}},
             required=("target",),
         ),
-        call=lambda method, arguments: method(arguments["target"]),
+        call=lambda method, arguments: method(arguments["target"], budget=arguments.get("budget")),
     ),
     ToolSpec(
         name="more",
