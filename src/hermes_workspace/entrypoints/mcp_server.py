@@ -49,7 +49,7 @@ from typing import Any
 from hermes_workspace.application.search import MAX_LIMIT as MAX_SEARCH_OFFSET
 from hermes_workspace.application.retrieve import MAX_BUDGET, MAX_MAX_CHUNKS
 from hermes_workspace.domain.errors import MissingExtraError, UsageError, WorkspaceError
-from hermes_workspace.domain.handles import looks_like_handle
+from hermes_workspace.domain.handles import looks_like_handle, parse_handle
 from hermes_workspace.domain.paths import display_name, escape_json_surrogates
 
 try:
@@ -678,6 +678,10 @@ def prepare_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, An
     if spec.name == "read":
         target = prepared["target"].strip()
         if looks_like_handle(target):
+            try:
+                parse_handle(target)  # an upper-case id, hit 0, a range: the domain names the mistake
+            except UsageError as exc:
+                raise UsageError(exc.message, hint=_HANDLE_HINT) from None
             return prepared
         if _HANDLE_LIKE.fullmatch(target):
             raise UsageError(f"not a valid handle: {target!r:.80}", hint=_HANDLE_HINT)
