@@ -1019,7 +1019,7 @@ def retrieve_budget_section(rb: dict[str, Any]) -> list[str]:
         "",
         ("Every query of the whole-repository sets, keyword mode: `retrieve QUERY --budget B` (the response "
          "as printed, counted with o200k_base) next to `search QUERY --limit 10` as the CLI prints it. "
-         "*Gold span inside*: a block (hit) in the gold file whose lines contain the whole gold span; "
+         "*Gold span inside*: a block (hit) in the gold file whose lines contain the whole gold span (blank lines at its ends aside); "
          "*overlapping*: one that shares a line with it. *Tokens per answered query*: all tokens spent "
          "divided by the queries whose gold span was inside. Standalone: "
          "`.venv/bin/python -m benchmarks.retrieve_budget`."),

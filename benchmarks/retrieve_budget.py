@@ -13,7 +13,7 @@ API, and every query is run as
   objects, ``json.dumps(..., ensure_ascii=False, indent=2)`` as the CLI prints it).
 
 A query is *answered* by a response when one of its blocks (or hits) is in the gold file and its
-line range contains the whole gold span (``contained``); ``overlap`` counts a block that shares at
+line range contains the whole gold span, blank lines at its ends aside (``contained``); ``overlap`` counts a block that shares at
 least one line with it. ``tokens/answered`` is the tokens of every response of the run divided by
 the answered queries: what an agent pays per useful answer. Tokens are counted with the same
 o200k_base counter the budgets use. Results: ``results/retrieve_budget.json``.
@@ -35,10 +35,23 @@ BUDGETS = (600, 1200, 3200)
 SEARCH_LIMIT = 10
 
 
-def _answers(spans: list[tuple[str, int, int]], gold: dict[str, Any], corpus: Path) -> tuple[bool, bool]:
-    """``(contained, overlap)`` for response ``spans`` (absolute path, 1-based first, last line)."""
-    gold_path = str((corpus / gold["path"]).resolve())
+def _gold_lines(corpus: Path, gold: dict[str, Any]) -> tuple[int, int]:
+    """The gold span without the blank lines at its ends: the sets' spans of markdown sections
+    run to the line before the next heading, blank separator included, which no chunk holds."""
+    lines = (corpus / gold["path"]).read_text(encoding="utf-8", errors="replace").split("\n")
     start, end = gold["line_start"], gold["line_end"]
+    while end > start and end <= len(lines) and not lines[end - 1].strip():
+        end -= 1
+    while start < end and not lines[start - 1].strip():
+        start += 1
+    return start, end
+
+
+def _answers(spans: list[tuple[str, int, int]], gold: dict[str, Any], corpus: Path) -> tuple[bool, bool]:
+    """``(contained, overlap)`` for response ``spans`` (absolute path, 1-based first, last line);
+    the gold span is taken without blank lines at its ends (:func:`_gold_lines`)."""
+    gold_path = str((corpus / gold["path"]).resolve())
+    start, end = _gold_lines(corpus, gold)
     contained = overlap = False
     for path, first, last in spans:
         if str(Path(path).resolve()) != gold_path:
