@@ -168,16 +168,6 @@ def test_the_cli_rejects_a_budget_that_is_not_a_number(
 # -- 2. files removed from the index are not served -------------------------------------------------
 
 
-@pytest.fixture
-def many(home: Path) -> Path:
-    """30 files, each one chunk holding `needle`."""
-    docs = home / "workspace" / "docs"
-    docs.mkdir(parents=True)
-    for i in range(30):
-        (docs / f"f{i:02d}.md").write_text(f"# File {i}\n\n" + "needle " * (1 + i % 7) + f"word{i}\n")
-    with Workspace.open(home) as ws:
-        assert ws.index().files_indexed == 30
-    return docs
 
 
 def test_a_handle_of_a_deleted_file_is_not_indexed(home: Path, many: Path, capsys: pytest.CaptureFixture[str]) -> None:

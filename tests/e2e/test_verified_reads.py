@@ -261,16 +261,6 @@ def test_search_in_a_read_only_home_has_no_handles_and_says_why(home: Path, guid
 # -- paging ------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def many(home: Path) -> Path:
-    """30 files, each one chunk holding `needle` (a different number of times)."""
-    docs = home / "workspace" / "docs"
-    docs.mkdir(parents=True)
-    for i in range(30):
-        (docs / f"f{i:02d}.md").write_text(f"# File {i}\n\n" + "needle " * (1 + i % 7) + f"word{i}\n")
-    with Workspace.open(home) as ws:
-        assert ws.index().files_indexed == 30
-    return docs
 
 
 def test_pages_are_consecutive_and_do_not_overlap(home: Path, many: Path) -> None:

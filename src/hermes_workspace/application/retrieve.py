@@ -19,6 +19,7 @@ from hermes_workspace.domain.packing import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_CHUNKS,
     RetrievePack,
+    checked_budget,
     pack_hits,
     window_size,
 )
@@ -26,9 +27,6 @@ from hermes_workspace.domain.ports import ResultSetStore, TokenCounter
 
 MAX_MAX_CHUNKS = 50
 """Most blocks one pack may ask for."""
-
-MAX_BUDGET = 1_000_000
-"""Largest budget accepted (tokens); far above any model's context."""
 
 RETRIEVE_KIND = "retrieve"
 """The ``kind`` of result sets frozen by ``retrieve`` (``more`` dispatches on it)."""
@@ -89,7 +87,7 @@ class RetrieveContext:
 
         Raises:
             UsageError: a budget below the smallest response (the hint says the minimum) or
-                above :data:`MAX_BUDGET`, ``max_chunks`` outside 1..:data:`MAX_MAX_CHUNKS`, or
+                above :data:`~hermes_workspace.domain.packing.MAX_BUDGET`, ``max_chunks`` outside 1..:data:`MAX_MAX_CHUNKS`, or
                 what search refuses (mode, glob).
             IndexNotFoundError: nothing was indexed yet.
             TokenizerUnavailableError: the budget's tokenizer cannot load.
@@ -180,16 +178,7 @@ class RetrieveContext:
         }
 
     def _budget(self, budget: int | None) -> int:
-        if budget is None:
-            return self.default_budget
-        if isinstance(budget, bool) or not isinstance(budget, int):
-            raise UsageError(f"budget must be a whole number of tokens, got {budget!r:.40}")
-        if not 1 <= budget <= MAX_BUDGET:
-            raise UsageError(
-                f"budget must be >= 1 and <= {MAX_BUDGET} tokens, got {budget}",
-                hint=f"The default is {self.default_budget} (knowledgebase.injection.max_tokens).",
-            )
-        return budget
+        return checked_budget(budget, self.default_budget, "knowledgebase.injection.max_tokens")
 
     def _max_chunks(self, max_chunks: int | None) -> int:
         if max_chunks is None:

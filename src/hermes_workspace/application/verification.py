@@ -26,7 +26,7 @@ from hermes_workspace.domain.errors import HandleNotFoundError, NotIndexedError,
 from hermes_workspace.domain.handles import looks_like_handle, parse_handle
 from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, SourceFile
-from hermes_workspace.domain.packing import largest_that_fits
+from hermes_workspace.domain.packing import checked_budget, largest_that_fits
 from hermes_workspace.domain.paths import escape_json_surrogates
 from hermes_workspace.domain.ports import Decoder, FileSource, IndexStore, ResultSetStore, TokenCounter
 
@@ -199,10 +199,6 @@ class ReadResult:
         Python's defaults shows it; a read budget holds for both forms."""
         separators = (", ", ": ") if spaced else (",", ":")
         return escape_json_surrogates(json.dumps(self.to_json(), ensure_ascii=False, separators=separators))
-
-
-MAX_READ_BUDGET = 1_000_000
-"""Largest ``read`` budget accepted (as ``retrieve``'s ``MAX_BUDGET``)."""
 
 
 def fit_read(
@@ -422,7 +418,7 @@ class ReadSpan:
         Raises:
             UsageError: ``target`` is neither (a malformed handle gets the handle's hint); the
                 lines are out of range (beyond the end of a file that has not changed since
-                indexing); ``budget`` not a whole number from 1 to :data:`MAX_READ_BUDGET`, or
+                indexing); ``budget`` not a whole number from 1 to :data:`~hermes_workspace.domain.packing.MAX_BUDGET`, or
                 below the smallest response (the hint gives it).
             NotIndexedError: the file is not in the index (exit 66).
             HandleNotFoundError: the handle's set is unknown, or has no hit N.
@@ -439,14 +435,7 @@ class ReadSpan:
         return fit_read(result, self.counter, limit, default=self.default_budget, focus=focus)
 
     def _budget(self, budget: int | None) -> int:
-        if budget is None:
-            return self.default_budget
-        if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_READ_BUDGET:
-            raise UsageError(
-                f"budget must be a whole number of tokens from 1 to {MAX_READ_BUDGET}, got {budget!r:.40}",
-                hint=f"The default is {self.default_budget} (knowledgebase.injection.read_max_tokens).",
-            )
-        return budget
+        return checked_budget(budget, self.default_budget, "knowledgebase.injection.read_max_tokens")
 
     def _read_handle(self, target: str) -> tuple[ReadResult, int]:
         """The result and where the hit's text starts in its first line (characters; 0 unless

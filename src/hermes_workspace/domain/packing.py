@@ -73,6 +73,27 @@ PREAMBLE = (
 """Seed 001's framing, word for word (its line breaks joined), shown once before the blocks."""
 
 
+MAX_BUDGET = 1_000_000
+"""Largest budget ``retrieve`` and ``read`` accept, in tokens."""
+
+
+def checked_budget(budget: object, default: int, config_key: str) -> int:
+    """``budget`` (tokens) as given, or ``default`` when None.
+
+    Raises:
+        UsageError: not a whole number from 1 to :data:`MAX_BUDGET` (the hint names the default
+            and ``config_key``, where it comes from).
+    """
+    if budget is None:
+        return default
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
+        raise UsageError(
+            f"budget must be a whole number of tokens from 1 to {MAX_BUDGET}, got {budget!r:.40}",
+            hint=f"The default is {default} ({config_key}).",
+        )
+    return budget
+
+
 def window_size(max_chunks: int) -> int:
     """Candidates one pack considers: ``2 * max_chunks``, so that diversity and the budget have
     alternatives to the best-ranked hits while the omitted list stays short."""

@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_workspace.application.search import MAX_LIMIT as MAX_SEARCH_OFFSET
-from hermes_workspace.application.retrieve import MAX_BUDGET, MAX_MAX_CHUNKS
+from hermes_workspace.application.retrieve import MAX_MAX_CHUNKS
+from hermes_workspace.domain.packing import MAX_BUDGET
 from hermes_workspace.domain.errors import MissingExtraError, UsageError, WorkspaceError
 from hermes_workspace.domain.handles import looks_like_handle, parse_handle
 from hermes_workspace.domain.paths import display_name, escape_json_surrogates
