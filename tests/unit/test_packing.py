@@ -301,3 +301,54 @@ def test_file_lines_that_imitate_the_framing_are_escaped_in_the_framed_text_and_
     assert data[0]["text"] == text and "suspicious" in data[0]  # the JSON keeps the exact lines
     assert "suspicious" not in data[1]
     assert pack.text.count("\n[Workspace source:") == 2  # only the real headers
+
+
+def _follow(hits: list[SearchHit], budget: int, max_chunks: int = 6) -> tuple[set[str], int]:
+    """Every handle delivered (a block's, a merged one's, a listed one's) by following the
+    cursors from offset 0 at one budget, and the number of packs."""
+    seen: set[str] = set()
+    offset: int | None = 0
+    packs = 0
+    while offset is not None:
+        packs += 1
+        assert packs <= 3 * len(hits), "the cursors do not move on"
+        pack = pack_hits("q", hits, counter=COUNTER, budget=budget, max_chunks=max_chunks, set_id=SET, offset=offset)
+        seen |= {h for b in pack.blocks for h in (b.handles or (b.handle,))} | {o.handle for o in pack.omitted}
+        offset = int(pack.cursor.split("@")[1]) if pack.cursor else None
+        assert offset is None or offset > pack.offset
+    return seen, packs
+
+
+@pytest.mark.parametrize("budget", ["minimum", 230, 300, 600, 1200])
+def test_following_the_cursors_reaches_every_candidate(budget: int | str) -> None:
+    """Found by a trial: at the lowest accepted budgets a pack showed and listed nothing and its
+    cursor skipped the whole window; at 1,200 a listed region popped to make room for the cursor
+    was then neither listed nor behind it (ordinal 20 of a 24-hit set never came back)."""
+    sizes = [26, 9, 40, 5, 18, 30, 7, 12, 3, 22, 14, 8, 35, 6, 11, 19, 4, 27, 10, 16, 2, 24, 13, 9]
+    hits = [hit(f"m{n}.py", 1, _code(f"v{n}", size), n) for n, size in enumerate(sizes, start=1)]
+    if budget == "minimum":
+        budget = minimum_budget("q", COUNTER, hits, set_id=SET)
+    seen, _ = _follow(hits, int(budget))
+    assert seen == {f"{SET}:{n}" for n in range(1, len(sizes) + 1)}
+
+
+def test_the_minimum_budget_lists_the_best_region() -> None:
+    hits = [hit(f"m{n}.py", 1, _code(f"v{n}", 30), n) for n in range(1, 9)]
+    floor = minimum_budget("q", COUNTER, hits, set_id=SET)
+    pack = pack_hits("q", hits, counter=COUNTER, budget=floor, set_id=SET)
+    assert [o.handle for o in pack.omitted] == [f"{SET}:1"] and pack.cursor == f"{SET}@1"
+    assert COUNTER.count(pack.serialize(spaced=True)) <= floor
+    with pytest.raises(UsageError, match="cannot hold even an empty response"):
+        pack_hits("q", hits, counter=COUNTER, budget=floor - 1, set_id=SET)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sizes=st.lists(st.integers(1, 45), min_size=1, max_size=20), extra=st.integers(0, 1500),
+       max_chunks=st.integers(1, 6), files=st.integers(1, 6))
+def test_every_candidate_is_delivered_along_the_cursor_chain(sizes: list[int], extra: int, max_chunks: int,
+                                                              files: int) -> None:
+    hits = [hit(f"m{n % files}.py", 1 + 50 * n, _code(f"v{n}", size), n) for n, size in enumerate(sizes, start=1)]
+    budget = max(minimum_budget("q", COUNTER, hits, max_chunks=max_chunks, set_id=SET, offset=o)
+                 for o in range(len(hits))) + extra
+    seen, _ = _follow(hits, budget, max_chunks)
+    assert seen == {f"{SET}:{n}" for n in range(1, len(sizes) + 1)}

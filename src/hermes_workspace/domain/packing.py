@@ -325,11 +325,11 @@ def _stale(a: bool | None, b: bool | None) -> bool | None:
     return None if a is None or b is None else False
 
 
-def _regions(window: Sequence[SearchHit], offset: int, relative: Callable[[SearchHit, Path], str]) -> list[_Region]:
+def _regions(window: Sequence[tuple[int, SearchHit]], relative: Callable[[SearchHit, Path], str]) -> list[_Region]:
     """Steps 1-3 of the module docstring, regions in rank order."""
     seen: set[tuple[Path, str]] = set()
     regions: list[_Region] = []
-    for i, hit in enumerate(window):
+    for position, hit in window:
         handle = hit.handle
         key = (hit.path, hit.content[:DEDUP_PREFIX_CHARS])
         lines = _split_lines(hit)
@@ -353,7 +353,7 @@ def _regions(window: Sequence[SearchHit], offset: int, relative: Callable[[Searc
                 first.stale = _stale(first.stale, other.stale)
                 regions.remove(other)
             continue
-        region = _Region(hit, offset + i, hit.line_start, lines, [handle] if handle else [], stale=hit.stale)
+        region = _Region(hit, position, hit.line_start, lines, [handle] if handle else [], stale=hit.stale)
         region.also.extend(relative(hit, d.path) + f":{d.line_start}-{d.line_end}" for d in hit.duplicates)
         regions.append(region)
     collapsed: list[_Region] = []
@@ -490,6 +490,7 @@ class _Plan:
     by_chunks: list[_Region]
     cursor: str | None
     relative: Callable[[SearchHit, Path], str]
+    end: int  # the position after the window
 
 
 def _plan(candidates: Sequence[SearchHit], max_chunks: int, offset: int, set_id: str | None,
@@ -500,24 +501,38 @@ def _plan(candidates: Sequence[SearchHit], max_chunks: int, offset: int, set_id:
         raise UsageError(f"offset must be >= 0, got {offset}")
     window = list(candidates[offset : offset + window_size(max_chunks)])
     end = offset + len(window)
-    window = [hit for position, hit in enumerate(window, start=offset) if position not in withheld]
+    kept = [(position, hit) for position, hit in enumerate(window, start=offset) if position not in withheld]
     cursor = f"{set_id}@{end}" if set_id is not None and end < len(candidates) else None
     roots = tuple(roots)
 
     def relative(hit: SearchHit, path: Path) -> str:
         return relative_path(hit.root, path, roots)
 
-    regions = _diverse(_regions(window, offset, relative))
-    return _Plan(regions, regions[:max_chunks], regions[max_chunks:], cursor, relative)
+    regions = _diverse(_regions(kept, relative))
+    return _Plan(regions, regions[:max_chunks], regions[max_chunks:], cursor, relative, end)
+
+
+def _omitted(region: _Region, relative: Callable[[SearchHit, Path], str], counter: TokenCounter) -> OmittedHit:
+    block = _block(region, relative)
+    return OmittedHit(block.handle, block.path, block.line_start, block.line_end, counter.count(block.framed()))
 
 
 def _floor(pack: RetrievePack, plan: _Plan, notes: Sequence[str], counter: TokenCounter) -> int:
-    """Tokens of the smallest response a pack of ``plan`` can shrink to: no block, nothing
-    listed, every region counted in ``omitted_more`` and the notes saying why."""
-    pack.blocks, pack.omitted, pack.omitted_more = [], [], len(plan.regions)
+    """Tokens of the smallest response a pack of ``plan`` can shrink to: no block, the window's
+    best region listed (so that every accepted budget delivers something and the cursor moves
+    on), the others counted in ``omitted_more``, the notes saying why, and a cursor of the
+    longest form it can take."""
+    first = plan.regions[:1]
+    pack.blocks = []
+    pack.omitted = [_omitted(region, plan.relative, counter) for region in first]
+    pack.omitted_more = len(plan.regions) - len(first)
     pack.truncated = bool(plan.shown)
     pack.notes = _notes(pack, len(plan.shown), len(plan.by_chunks), notes)
-    return max(_Fitter(counter, 0).measure(pack), counter.count(pack.serialize(spaced=True)))
+    if pack.result_set is not None and plan.regions:
+        pack.cursor = f"{pack.result_set}@{plan.end}"
+    tokens = max(_Fitter(counter, 0).measure(pack), counter.count(pack.serialize(spaced=True)))
+    pack.omitted, pack.cursor = [], plan.cursor
+    return tokens
 
 
 def minimum_budget(
@@ -583,6 +598,8 @@ def pack_hits(
     listing = False  # placing blocks (omitted_more is a placeholder) or listing what was left out
 
     to_place = len(shown)  # shown regions not yet placed or left out
+    left_out: list[_Region] = []  # regions not shown as blocks, in rank order (set once placing ends)
+    placed: list[_Region] = []  # the region of each block, for a later re-cut
 
     def settle(extra_omitted: int) -> bool:
         pack.omitted_more = extra_omitted
@@ -595,11 +612,22 @@ def pack_hits(
             or any(b.full_line_end is not None for b in pack.blocks)
         )
         pack.notes = _notes(pack, left_for_budget, len(by_chunks), notes)
+        if listing:
+            pack.cursor = cursor()
         return fitter.fits(pack)
+
+    def cursor() -> str | None:
+        """Where the next pack starts: the first region neither shown nor listed, so that `more`
+        reaches every candidate; past the window when all were delivered."""
+        listed = {o.handle for o in pack.omitted}
+        unseen = [r.rank for r in left_out if r.handles and r.handles[0] not in listed]
+        unseen += [r.rank for r in regions if r not in placed and r not in left_out]
+        if unseen and set_id is not None and min(unseen) > offset:
+            return f"{set_id}@{min(unseen)}"
+        return plan.cursor
 
     pending = len(regions)
     settle(pending)
-    placed: list[_Region] = []  # the region of each block, for a later re-cut
     for region in shown:
         pending -= 1
         to_place -= 1
@@ -617,19 +645,18 @@ def pack_hits(
         else:
             left.append(region)
             pending += 1  # still to be listed
-    left_out = sorted(left + by_chunks, key=lambda r: r.rank)
-    for region in left_out:
-        block = _block(region, relative)
-        pack.omitted.append(
-            OmittedHit(block.handle, block.path, block.line_start, block.line_end, counter.count(block.framed()))
-        )
+    left_out[:] = sorted(left + by_chunks, key=lambda r: r.rank)
+    pack.omitted = [_omitted(region, relative, counter) for region in left_out]
+    # The window's best region, when it is not a block, stays listed to the end: every pack
+    # delivers it one way or the other (the minimum budget makes room for that).
+    keep = 1 if left_out and regions and left_out[0] is regions[0] else 0
     # Make room, in this order: list fewer left-out regions (last first: evidence is worth more
-    # than the list of what is missing, and the cursor below reaches what is not listed); cut
-    # the last block shorter (a block cut to fill the budget before the notes on what was left
-    # out were written must make room for them); drop blocks only when not one line fits.
+    # than the list of what is missing, and the cursor reaches what is not listed); cut the last
+    # block shorter (a block cut to fill the budget before the notes on what was left out were
+    # written must make room for them); drop blocks only when not one line fits.
     more, listing = 0, True
     while not settle(more):
-        if pack.omitted:
+        if len(pack.omitted) > keep:
             pack.omitted.pop()
             more += 1
         elif pack.blocks and _recut_last(pack, placed, relative, lambda: settle(more)):
@@ -639,23 +666,12 @@ def pack_hits(
             placed.pop()
             dropped += 1
             more += 1
+        elif pack.omitted:
+            pack.omitted.pop()
+            more += 1
         else:
             raise UsageError(f"a budget of {budget} tokens cannot hold this response",
                              hint="Raise the budget.")
-    # Regions neither shown nor listed are where the next pack starts, so that `more` reaches them.
-    listed = {o.handle for o in pack.omitted}
-    unseen = [r.rank for r in left_out if r.handles and r.handles[0] not in listed]
-    unseen += [r.rank for r in regions if r not in placed and r not in left_out]
-    if unseen and set_id is not None and min(unseen) > offset:
-        planned, pack.cursor = pack.cursor, f"{set_id}@{min(unseen)}"
-        while not settle(more):  # the cursor's digits may cost a token
-            if pack.omitted:
-                pack.omitted.pop()
-                more += 1
-            elif not (pack.blocks and _recut_last(pack, placed, relative, lambda: settle(more))):
-                pack.cursor = planned  # measured to fit above
-                settle(more)
-                break
     return pack
 
 
