@@ -139,3 +139,16 @@ def test_retrieve_coverage_and_stale_marks(ws: Workspace, home: Path) -> None:
     assert [b.stale for b in again.blocks if b.path == str(edited)] == [True]
     assert again.to_json()["coverage"]["stale"] == 1
     assert "STALE" in again.text
+
+
+def test_the_next_pack_marks_files_changed_since_the_set_was_frozen(ws: Workspace, home: Path) -> None:
+    """Found by a trial: a file edited between `retrieve` and `more` came back with
+    `stale: null` and its old text unmarked."""
+    pack = ws.retrieve("deployment wave", budget=2000)
+    following = ws._container.retrieve_context().page(ws._container.result_sets().load(pack.result_set), 12)
+    target = Path(following.blocks[0].path)
+    target.write_text(target.read_text() + "\nedited\n")
+    again = ws.more(pack.cursor)
+    assert [b.stale for b in again.blocks if b.path == str(target)] == [True]
+    assert {b.stale for b in again.blocks if b.path != str(target)} == {False}
+    assert again.to_json()["coverage"]["stale"] == 1

@@ -121,8 +121,9 @@ class RetrieveContext:
 
     def page(self, result_set: ResultSet, offset: int) -> RetrievePack:
         """The pack that starts at candidate ``offset`` (0-based) of a frozen ``retrieve`` set,
-        with the budget and block limit it was made with (``more SET@OFFSET``). Candidates of the
-        window whose files the index no longer holds are left out, and a note says how many.
+        with the budget and block limit it was made with (``more SET@OFFSET``). The window's
+        candidates are marked for freshness anew (``stale``); those whose files the index no
+        longer holds are left out, and a note says how many.
 
         Raises:
             UsageError: ``result_set`` is not a retrieve set, or ``offset`` is past its end.
@@ -142,9 +143,13 @@ class RetrieveContext:
         handled = [replace(h, handle=f"{result_set.set_id}:{i}") for i, h in enumerate(result_set.hits, start=1)]
         semantic_status = str(options.get("semantic_status") or "disabled")
         notes = list(options.get("notes") or ()) if offset == 0 else []
+        window = handled[offset : offset + window_size(max_chunks)]
+        if self.verify is not None and window:  # files may have changed since the set was frozen
+            marked = list(self.verify(window))
+            handled[offset : offset + len(window)] = marked
+            window = marked
         withheld: set[int] = set()
         if self.not_indexed is not None:
-            window = handled[offset : offset + window_size(max_chunks)]
             removed = self.not_indexed(window)
             withheld = {offset + i for i, hit in enumerate(window) if hit.path in removed}
             if withheld:
