@@ -164,9 +164,15 @@ class PackBlock:
         return body
 
 
-_FRAMING_LINE = re.compile(r"^(\s*)\[(?=\s*(?:workspace\s+source|system\s+note|truncated|source)\s*:)", re.I | re.M)
+_INVISIBLE = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"
+"""Format characters a line can start with unseen (zero-width spaces and joiners, direction marks)."""
+_FRAMING_LINE = re.compile(
+    rf"^([\s{_INVISIBLE}]*)([\[\uff3b])(?=[\s{_INVISIBLE}]*(?:workspace\s+source|system\s+note|truncated|source)\s*[:\uff1a])",
+    re.I | re.M,
+)
 """A line of file text that starts like one of the framing's own lines (``[Workspace source:``,
-``[System note:``, ``[Truncated:``, ``[Source:``), whatever the case and spacing."""
+``[System note:``, ``[Truncated:``, ``[Source:``), whatever the case and spacing, also behind
+invisible format characters or with a fullwidth bracket or colon."""
 
 
 def imitates_framing(text: str) -> bool:
@@ -179,7 +185,7 @@ def escape_framing(text: str) -> str:
     so that file content cannot pass for a source header or a system note in the framed block
     (seed 001: retrieved content is untrusted and always inside delimited source blocks). Line
     count and every other character are unchanged."""
-    return _FRAMING_LINE.sub(lambda m: f"{m[1]}\\[", text)
+    return _FRAMING_LINE.sub(lambda m: f"{m[1]}\\{m[2]}", text)
 
 
 @dataclass(frozen=True, slots=True)
