@@ -187,7 +187,7 @@ class HandleNotFoundError(WorkspaceError):
 
     code = "handle_not_found"
     exit_code = 66
-    default_hint = "Run the search again and use a handle from its hits (they look like k3f9q2ab:3)."
+    default_hint = "Run the search again and use a handle from its hits (they look like 5e0c17aa:3)."
 
 
 class HandleExpiredError(WorkspaceError):
@@ -195,7 +195,10 @@ class HandleExpiredError(WorkspaceError):
 
     code = "handle_expired"
     exit_code = 66
-    default_hint = "Run the search again: handles last knowledgebase.handles.ttl_hours (24 h by default)."
+    default_hint = (
+        "Run the search again: a result set lasts knowledgebase.handles.ttl_hours (24 h by default), and only the "
+        "newest knowledgebase.handles.max_sets (200) are kept."
+    )
 
 
 class TokenizerUnavailableError(WorkspaceError):

@@ -1,7 +1,7 @@
 """Handles and cursors: stable names for the hits of a persisted result set.
 
 A result set is one search (or one ``retrieve``) frozen in the index file under a random id of 8
-lowercase hex characters (``k3f9q2ab`` is the shape; ids are random, so a set made after an index
+lowercase hex characters (``5e0c17aa`` is the shape; ids are random, so a set made after an index
 was rebuilt never takes the name of an older one). A *handle* names one hit of a set,
 ``SET:ORDINAL`` with a 1-based ordinal in rank order (``5e0c17aa:3``); a *cursor* names the
 position where the next page starts, ``SET@OFFSET`` with a 0-based offset (``5e0c17aa@20``).

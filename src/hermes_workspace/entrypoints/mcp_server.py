@@ -187,7 +187,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "The best evidence for a question, packed into at most `budget` tokens (o200k_base; the whole "
             "response counts, metadata included). Overlapping spans are merged, identical text in several "
             "files is shown once with the other paths listed, and each file gets one region before any gets "
-            "a second. Each block is framed as untrusted content with a [Source: relative/path] citation. "
+            "a second. `framing` is the notice to put before the blocks (untrusted content; cite as "
+            "[Source: relative_path]); each block has its path, relative_path, lines, breadcrumb, handle, "
+            "stale mark and text. "
             "What did not fit is listed (handles, locators, token estimates); `truncated` says whether "
             "anything was left out, and `cursor` fetches the next pack with `more`. Use it to answer from "
             "the workspace's content; use `search` to find locations. " + _UNTRUSTED
@@ -415,6 +417,8 @@ _MCP_HINTS: dict[str, str] = {
     "root_not_found": "Call `status` or `list` to see what is indexed; the user configures the roots.",
     "root_not_configured": "Call `status` or `list` to see what is indexed; the user configures the roots.",
     "config_invalid": "Ask the user to fix HERMES_HOME/config.yaml; the server reads it again at the next call.",
+    "write_not_allowed": "This server is read-only: the user can restart it with --allow-write to allow index and "
+    "delete.",
 }
 """Hints for MCP clients, by error code, used where the generic hint tells to run the CLI (an
 agent on the other end of the protocol cannot run ``hermes-workspace index`` or ``--help``)."""
