@@ -259,7 +259,10 @@ def test_write_tools_are_refused_without_allow_write(tool: str, mode: str) -> No
     arguments = {"path": "/w/a.md"} if tool == "delete" else {}
     result = call(build_server(pool), mode, tool, arguments)
     assert result.is_error is True
-    assert document(result)["error"]["code"] == "write_not_allowed"
+    error = document(result)["error"]
+    assert error["code"] == "write_not_allowed"
+    assert error["hint"] == ("This server is read-only: the user can restart it with --allow-write to allow index "
+                             "and delete.")  # once, not prefixed as something to run from a shell
     assert calls == []
 
 
