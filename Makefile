@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[workspace]'
+	$(BIN)/python -m pip install --quiet -e '.[workspace,mcp]'
 
 # torch first and pinned: the CPU build; anything else would pull a CUDA build of several GB.
 install-dev: $(BIN)/python
@@ -22,7 +22,7 @@ install-dev: $(BIN)/python
 
 install-semantic: $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[workspace,semantic]'
+	$(BIN)/python -m pip install --quiet -e '.[workspace,semantic,mcp]'
 
 # The standard library's top-level modules plus its larger packages (recursive); the whole tree
 # would also take in site-packages.
