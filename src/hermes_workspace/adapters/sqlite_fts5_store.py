@@ -732,7 +732,7 @@ class SqliteFts5Store:
             return []
         weights = ", ".join(repr(w) for w in BM25_WEIGHTS)
         where = ["chunks_fts MATCH :match", *filters]
-        params.update({"match": match, "limit": max(1, int(limit))})
+        params.update({"match": match, "limit": _sqlite_int(limit, 1)})
         # Rank first on ids and scores only, then fetch the content of the top rows: sorting
         # every match together with its content made common-word queries 2-3x slower.
         joins = ""
@@ -844,7 +844,7 @@ class SqliteFts5Store:
             (total,) = conn.execute(f"SELECT count(*) FROM files WHERE {where}", params).fetchone()
             rows = conn.execute(
                 f"SELECT {self._file_columns(conn)} WHERE {where} ORDER BY abs_path LIMIT :limit OFFSET :offset",
-                {**params, "limit": max(1, int(limit)), "offset": max(0, int(offset))},
+                {**params, "limit": _sqlite_int(limit, 1), "offset": _sqlite_int(offset, 0)},
             ).fetchall()
             return [_record(row) for row in rows], total
 
@@ -1222,6 +1222,16 @@ _LAST_RUN_KEY = "last_index_at"
 
 _SKIPPED_KEY = "skipped_last_run"
 """``meta`` key: the last index run's skipped files by reason (a JSON object)."""
+
+
+_SQLITE_MAX_INT = 2**63 - 1
+"""Largest integer SQLite stores (64-bit signed); apsw cannot bind a larger Python int."""
+
+
+def _sqlite_int(value: int, low: int) -> int:
+    """``value`` as a ``LIMIT``/``OFFSET`` SQLite can bind: at least ``low``, at most
+    :data:`_SQLITE_MAX_INT` (no table has that many rows, so the answer is the same)."""
+    return min(max(low, int(value)), _SQLITE_MAX_INT)
 
 
 def _unreadable(exc: StoreError) -> tuple[str, str]:

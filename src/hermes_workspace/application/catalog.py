@@ -25,6 +25,7 @@ from typing import Any
 
 from hermes_workspace.domain.catalog import (
     LIST_MAX_LIMIT,
+    LIST_MAX_OFFSET,
     DeleteResult,
     DoctorCheck,
     DoctorReport,
@@ -90,7 +91,8 @@ class ListFiles:
         self, path: str | os.PathLike[str] | None = None, *, recursive: bool = True, limit: int = 100, offset: int = 0
     ) -> FileListing:
         """The files under ``path`` (a folder, or one file; ``None``: all), sorted by path, from
-        ``offset`` (0-based), at most ``limit`` (1..:data:`LIST_MAX_LIMIT`). ``recursive=False``:
+        ``offset`` (0-based, 0..:data:`LIST_MAX_OFFSET`), at most ``limit``
+        (1..:data:`LIST_MAX_LIMIT`). ``recursive=False``:
         only the files directly in the folder (with no ``path``: directly in their root). A path
         holding no indexed file gives an empty listing (``total`` 0), not an error.
 
@@ -99,13 +101,23 @@ class ListFiles:
             StoreError: the index cannot be read.
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIST_MAX_LIMIT:
-            raise UsageError(f"limit must be a whole number from 1 to {LIST_MAX_LIMIT}, got {limit!r}",
+            raise UsageError(f"limit must be a whole number from 1 to {LIST_MAX_LIMIT}, got {_short(limit)}",
                              hint="Page with --offset: the answer's next_offset is the next page's offset.")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise UsageError(f"offset must be a whole number >= 0, got {offset!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= LIST_MAX_OFFSET:
+            raise UsageError(f"offset must be a whole number from 0 to {LIST_MAX_OFFSET:,}, got {_short(offset)}",
+                             hint="Page with --offset: the answer's next_offset is the next page's offset.")
         where = None if path is None else absolute(path)
         records, total = self.store.list_files(where, recursive=recursive, limit=limit, offset=offset)
         return FileListing(tuple(records), total, offset, limit, path=where, recursive=recursive)
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` for a message, at most 40 characters: a bad argument can be a number of
+    10,000 digits, which Python refuses to print (ValueError beyond 4,300)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"a {'negative ' if value < 0 else ''}number of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # -- delete ------------------------------------------------------------------------------------------
