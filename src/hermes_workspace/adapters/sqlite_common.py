@@ -55,8 +55,10 @@ def stored_path(path: object) -> str:
         ) from exc
 
 
-def open_reader(path: Path) -> apsw.Connection:
-    """A read-only connection to the index file ``path``.
+def open_reader(path: Path, *, busy_timeout_ms: int = 0) -> apsw.Connection:
+    """A read-only connection to the index file ``path``, waiting up to ``busy_timeout_ms`` for
+    a lock (its busy timeout is set before its first read: a reader opening while a writer runs
+    WAL recovery or creates the file would otherwise fail at once with "database is locked").
 
     Reading a WAL database needs its ``-shm`` file, which SQLite creates beside it; in a folder
     this process may not write (a read-only home, a shared index), that fails with "attempt to
@@ -70,12 +72,18 @@ def open_reader(path: Path) -> apsw.Connection:
     """
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
+        conn.set_busy_timeout(busy_timeout_ms)
         conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
         return conn
     except (apsw.ReadOnlyError, apsw.CantOpenError):
         conn.close()
+    except BaseException:
+        conn.close()
+        raise
     uri = "file:" + quote(os.fspath(path)) + "?immutable=1"
-    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    conn.set_busy_timeout(busy_timeout_ms)
+    return conn
 
 
 def register_glob_function(conn: apsw.Connection) -> None:

@@ -371,7 +371,7 @@ class SqliteFts5Store:
         with self._translate("open"):
             if not readonly:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = open_reader(self.path) if readonly else apsw.Connection(
+            conn = open_reader(self.path, busy_timeout_ms=self.busy_timeout_ms) if readonly else apsw.Connection(
                 str(self.path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
             )
             self._conn = conn
@@ -732,7 +732,7 @@ class SqliteFts5Store:
             return []
         weights = ", ".join(repr(w) for w in BM25_WEIGHTS)
         where = ["chunks_fts MATCH :match", *filters]
-        params.update({"match": match, "limit": max(1, int(limit))})
+        params.update({"match": match, "limit": _sqlite_int(limit, 1)})
         # Rank first on ids and scores only, then fetch the content of the top rows: sorting
         # every match together with its content made common-word queries 2-3x slower.
         joins = ""
@@ -844,7 +844,7 @@ class SqliteFts5Store:
             (total,) = conn.execute(f"SELECT count(*) FROM files WHERE {where}", params).fetchone()
             rows = conn.execute(
                 f"SELECT {self._file_columns(conn)} WHERE {where} ORDER BY abs_path LIMIT :limit OFFSET :offset",
-                {**params, "limit": max(1, int(limit)), "offset": max(0, int(offset))},
+                {**params, "limit": _sqlite_int(limit, 1), "offset": _sqlite_int(offset, 0)},
             ).fetchall()
             return [_record(row) for row in rows], total
 
@@ -932,28 +932,96 @@ class SqliteFts5Store:
 
         self._run("record the index run", run, write=True)
 
+    _snapshot: apsw.Connection | None = None
+    """The connection of the :meth:`read_snapshot` in progress (``None``: none)."""
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Make every read of this store inside the block see one state of the file: they run on
+        a new read-only connection, in one read transaction (``BEGIN`` ... ``COMMIT``), whose
+        snapshot is taken on entry. ``doctor`` reads its checks and the file records of its drift
+        sample in one, so that an index run committing meanwhile cannot make two of its
+        statements disagree.
+
+        A new connection rather than the store's own: FTS5 caches the structure of its index
+        (which segments exist) per connection, and ``PRAGMA integrity_check`` reuses that cache
+        without asking whether another connection committed since; on a long-lived connection
+        it then reads segments an index run has merged away, and reports "fts5: corruption found
+        reading blob ..." for a sound index. A new connection starts without that cache.
+
+        Only reads may be made inside (the block's connection is read-only); a nested call joins
+        the outer snapshot.
+
+        Raises:
+            IndexNotFoundError: the file is gone (deleted since the store opened it).
+            StoreError: the file cannot be opened or read, or has no index schema (on entry), the
+                store is closed.
+        """
+        if self._snapshot is not None:
+            yield
+            return
+        own = self._connection("read a snapshot of the index")
+        if not self.path.exists():  # deleted since this store opened it (the next index makes a new one)
+            raise IndexNotFoundError(f"no index at {self.path}")
+        with self._translate("open the index for a consistent read"):
+            conn = open_reader(self.path, busy_timeout_ms=self.busy_timeout_ms)
+            try:
+                register_glob_function(conn)
+                conn.execute("BEGIN")
+                # A deferred BEGIN takes no snapshot: the first read does, so take it here.
+                tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+                if not {"meta", "files", "chunks", "chunks_fts"} <= tables:
+                    raise StoreError(
+                        f"the index {self.path} has no index schema (an index run creating it has not committed "
+                        "yet, or it is not a hermes-workspace index)",
+                        hint="Run `hermes-workspace index` to build the index.",
+                    )
+            except BaseException:
+                conn.close()
+                raise
+        self._conn, self._snapshot = conn, conn
+        try:
+            yield
+        finally:
+            self._conn, self._snapshot = own, None
+            try:
+                if not conn.get_autocommit():
+                    conn.execute("COMMIT")  # a read transaction: nothing to write, only ends it
+            except apsw.Error:
+                pass  # the connection is closed next anyway
+            finally:
+                conn.close()
+
     def check_integrity(self) -> list[DoctorCheck]:
-        """``doctor``'s checks of this file, reading only:
+        """``doctor``'s checks of this file, reading only, all in one :meth:`read_snapshot` (the
+        caller's, when inside one):
 
         - ``sqlite_integrity``: ``PRAGMA integrity_check`` (every b-tree and index; SQLite 3.44+
           also runs each FTS5 table's own integrity check through ``xIntegrity``);
-        - ``fulltext_index``: FTS5's ``'integrity-check'`` command, run inside a ``SAVEPOINT``
-          that is rolled back, on a second, writable connection (the command is an ``INSERT``,
-          which a read-only connection refuses; where the file cannot be written, ``incomplete``
-          with the xIntegrity result above standing in); and, as the FTS table is contentless
-          and cannot compare itself with ``chunks``, the rowids of both must be the same set;
+        - ``fulltext_index``: as the FTS table is contentless and cannot compare itself with
+          ``chunks``, the rowids of both must be the same set; then FTS5's ``'integrity-check'``
+          command, run inside a ``SAVEPOINT`` that is rolled back, on a second, writable
+          connection (the command is an ``INSERT``, which a read-only connection refuses; it
+          sees the newest commit, which it checks on its own, FTS5 against itself; while a
+          writer holds the lock, or where the file cannot be written, ``incomplete`` with the
+          xIntegrity result above standing in);
         - ``schema_version``: ``meta.schema_version`` is :data:`SCHEMA_VERSION`.
 
-        Never raises for a damaged database: each problem is a ``failed`` check.
+        Never raises: a damaged database is a ``failed`` check; a lock held longer than the busy
+        timeout (an index run is writing) leaves the checks ``incomplete``, with the reason.
         """
-        checks = [self._check_sqlite(), self._check_fulltext(), self._check_schema()]
-        return checks
+        try:
+            with self.read_snapshot():
+                return [self._check_sqlite(), self._check_fulltext(), self._check_schema()]
+        except StoreError as exc:
+            return [DoctorCheck(name, *_unreadable(exc)) for name in ("sqlite_integrity", "fulltext_index",
+                                                                     "schema_version")]
 
     def _check_sqlite(self) -> DoctorCheck:
         try:
             rows = self._run("check the index", lambda conn: [r[0] for r in conn.execute("PRAGMA integrity_check")])
         except StoreError as exc:
-            return DoctorCheck("sqlite_integrity", "failed", exc.message)
+            return DoctorCheck("sqlite_integrity", *_unreadable(exc))
         if rows == ["ok"]:
             return DoctorCheck("sqlite_integrity", "passed", "PRAGMA integrity_check: ok")
         return DoctorCheck("sqlite_integrity", "failed", f"PRAGMA integrity_check: {'; '.join(map(str, rows[:5]))}",
@@ -974,7 +1042,7 @@ class SqliteFts5Store:
         try:
             chunks, rows, unindexed, orphans = self._run("compare the full-text index with the chunks", run)
         except StoreError as exc:
-            return DoctorCheck("fulltext_index", "failed", exc.message)
+            return DoctorCheck("fulltext_index", *_unreadable(exc))
         data: dict[str, Any] = {"chunks": chunks, "fts_rows": rows, "chunks_missing_from_fts": unindexed,
                                 "fts_rows_without_chunk": orphans}
         if unindexed or orphans:
@@ -1026,7 +1094,7 @@ class SqliteFts5Store:
         try:
             version = self._run("read the schema version", self._read_version)
         except StoreError as exc:
-            return DoctorCheck("schema_version", "failed", exc.message)
+            return DoctorCheck("schema_version", *_unreadable(exc))
         data = {"found": version, "expected": SCHEMA_VERSION}
         if version == SCHEMA_VERSION:
             return DoctorCheck("schema_version", "passed", f"schema version {version}", data)
@@ -1154,6 +1222,25 @@ _LAST_RUN_KEY = "last_index_at"
 
 _SKIPPED_KEY = "skipped_last_run"
 """``meta`` key: the last index run's skipped files by reason (a JSON object)."""
+
+
+_SQLITE_MAX_INT = 2**63 - 1
+"""Largest integer SQLite stores (64-bit signed); apsw cannot bind a larger Python int."""
+
+
+def _sqlite_int(value: int, low: int) -> int:
+    """``value`` as a ``LIMIT``/``OFFSET`` SQLite can bind: at least ``low``, at most
+    :data:`_SQLITE_MAX_INT` (no table has that many rows, so the answer is the same)."""
+    return min(max(low, int(value)), _SQLITE_MAX_INT)
+
+
+def _unreadable(exc: StoreError) -> tuple[str, str]:
+    """``(status, detail)`` of a check whose reads raised ``exc``: ``incomplete`` when the
+    index was only locked (an index run holds it longer than the busy timeout: nothing is
+    known about its health), else ``failed``."""
+    if isinstance(exc.__cause__, (apsw.BusyError, apsw.LockedError)):
+        return "incomplete", f"{exc.message}: run doctor again when the index run has finished"
+    return "failed", exc.message
 
 
 def _folder_range(folder: Path) -> tuple[str, str]:

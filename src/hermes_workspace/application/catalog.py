@@ -13,6 +13,7 @@ tombstone at the next ``index``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -24,6 +25,7 @@ from typing import Any
 
 from hermes_workspace.domain.catalog import (
     LIST_MAX_LIMIT,
+    LIST_MAX_OFFSET,
     DeleteResult,
     DoctorCheck,
     DoctorReport,
@@ -89,7 +91,8 @@ class ListFiles:
         self, path: str | os.PathLike[str] | None = None, *, recursive: bool = True, limit: int = 100, offset: int = 0
     ) -> FileListing:
         """The files under ``path`` (a folder, or one file; ``None``: all), sorted by path, from
-        ``offset`` (0-based), at most ``limit`` (1..:data:`LIST_MAX_LIMIT`). ``recursive=False``:
+        ``offset`` (0-based, 0..:data:`LIST_MAX_OFFSET`), at most ``limit``
+        (1..:data:`LIST_MAX_LIMIT`). ``recursive=False``:
         only the files directly in the folder (with no ``path``: directly in their root). A path
         holding no indexed file gives an empty listing (``total`` 0), not an error.
 
@@ -98,13 +101,23 @@ class ListFiles:
             StoreError: the index cannot be read.
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIST_MAX_LIMIT:
-            raise UsageError(f"limit must be a whole number from 1 to {LIST_MAX_LIMIT}, got {limit!r}",
+            raise UsageError(f"limit must be a whole number from 1 to {LIST_MAX_LIMIT}, got {_short(limit)}",
                              hint="Page with --offset: the answer's next_offset is the next page's offset.")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise UsageError(f"offset must be a whole number >= 0, got {offset!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= LIST_MAX_OFFSET:
+            raise UsageError(f"offset must be a whole number from 0 to {LIST_MAX_OFFSET:,}, got {_short(offset)}",
+                             hint="Page with --offset: the answer's next_offset is the next page's offset.")
         where = None if path is None else absolute(path)
         records, total = self.store.list_files(where, recursive=recursive, limit=limit, offset=offset)
         return FileListing(tuple(records), total, offset, limit, path=where, recursive=recursive)
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` for a message, at most 40 characters: a bad argument can be a number of
+    10,000 digits, which Python refuses to print (ValueError beyond 4,300)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"a {'negative ' if value < 0 else ''}number of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # -- delete ------------------------------------------------------------------------------------------
@@ -345,27 +358,70 @@ class Doctor:
         """Every check, in this order: ``sqlite_integrity``, ``fulltext_index``,
         ``schema_version``, ``vectors``, ``tokenizer``, ``lock``, ``drift``. An index that cannot
         be opened fails ``sqlite_integrity`` and leaves the store checks incomplete; before the
-        first ``index`` they are all incomplete."""
+        first ``index`` they are all incomplete.
+
+        The store's checks and the file records of the drift sample are read in one snapshot of
+        the index (the store's ``read_snapshot()``, when it has one), so an index run committing
+        meanwhile cannot make them disagree. While an index run holds the lock (probed before
+        and after the checks), a result that run explains is not a finding: an index that
+        cannot be opened, or whose ``schema_version``, ``vectors`` or ``drift`` check failed
+        (the run is rebuilding, embedding or re-indexing), is ``incomplete``, with the reason;
+        the integrity checks, made on one snapshot, stay as they are."""
         started = time.perf_counter()
+        before = self._probe()
         checks: list[DoctorCheck] = []
-        store: IndexStore | None = None
+        records: list[FileRecord] | str | None = None
         try:
             store = self.open_store()
+            snapshot = getattr(store, "read_snapshot", None)
+            with snapshot() if snapshot is not None else contextlib.nullcontext():
+                checks += store.check_integrity()
+                records = self._records(store)
         except IndexNotFoundError:
             why = "nothing is indexed yet: run `hermes-workspace index`"
-            checks += [DoctorCheck(n, "incomplete", why) for n in ("sqlite_integrity", "fulltext_index",
-                                                                  "schema_version", "vectors")]
-        except StoreError as exc:
-            checks.append(DoctorCheck("sqlite_integrity", "failed", exc.message, {"hint": exc.hint}))
-            checks += [DoctorCheck(n, "incomplete", "the index cannot be opened")
-                       for n in ("fulltext_index", "schema_version", "vectors")]
-        if store is not None:
-            checks += store.check_integrity()
+            checks = [DoctorCheck(n, "incomplete", why) for n in ("sqlite_integrity", "fulltext_index",
+                                                                 "schema_version", "vectors")]
+        except StoreError as exc:  # the index cannot be opened, or no snapshot of it taken
+            checks = self._unopened(exc)
+        else:
             checks.append(self._vectors())
         checks.append(self._tokenizer())
-        checks.append(self._lock())
-        checks.append(self._drift(store))
+        held, pid = self._held(before, self._probe())
+        checks.append(self._lock(held, pid))
+        checks.append(self._drift(records))
+        if held:
+            checks = [_mid_run(c, pid) for c in checks]
         return DoctorReport(self.index_path, tuple(checks), time.perf_counter() - started)
+
+    def _unopened(self, exc: StoreError) -> list[DoctorCheck]:
+        return [DoctorCheck("sqlite_integrity", "failed", exc.message, {"hint": exc.hint, "opened": False}),
+                *(DoctorCheck(n, "incomplete", "the index cannot be opened")
+                  for n in ("fulltext_index", "schema_version", "vectors"))]
+
+    @staticmethod
+    def _records(store: IndexStore) -> list[FileRecord] | str:
+        """Every file record, or why they cannot be read."""
+        try:
+            return list(store.file_records())
+        except StoreError as exc:
+            return exc.message
+
+    def _probe(self) -> tuple[bool | None, int | None] | None:
+        return None if self.lock_probe is None else self.lock_probe()
+
+    @staticmethod
+    def _held(*probes: tuple[bool | None, int | None] | None) -> tuple[bool | None, int | None]:
+        """``(held, pid)`` over several probes: held when one saw the lock held (its pid), else
+        unknown when one could not tell, else free."""
+        seen = [p for p in probes if p is not None]
+        if not seen:
+            return None, None
+        for held, pid in seen:
+            if held:
+                return True, pid
+        if any(held is None for held, _ in seen):
+            return None, None
+        return False, None
 
     def _vectors(self) -> DoctorCheck:
         if self.embedder is None or self.open_vectors is None:
@@ -403,10 +459,9 @@ class Doctor:
             return DoctorCheck("tokenizer", "incomplete", "no token counter is installed")
         return self.tokenizer()
 
-    def _lock(self) -> DoctorCheck:
+    def _lock(self, held: bool | None, pid: int | None) -> DoctorCheck:
         if self.lock_probe is None:
             return DoctorCheck("lock", "incomplete", "this index has no lock file to look at")
-        held, pid = self.lock_probe()
         data = {"held": held, "pid": pid if held else None}  # a free lock file names its last holder
         if held is None:
             return DoctorCheck("lock", "incomplete", "cannot tell whether an index run holds the lock", data)
@@ -416,13 +471,11 @@ class Doctor:
                                f"an index run is in progress{who}: the other checks saw the index mid-run", data)
         return DoctorCheck("lock", "passed", "no index run holds the lock", data)
 
-    def _drift(self, store: IndexStore | None) -> DoctorCheck:
-        if store is None:
+    def _drift(self, records: list[FileRecord] | str | None) -> DoctorCheck:
+        if records is None:
             return DoctorCheck("drift", "incomplete", "the index cannot be read")
-        try:
-            records = list(store.file_records())
-        except StoreError as exc:
-            return DoctorCheck("drift", "incomplete", f"cannot read the file records: {exc.message}")
+        if isinstance(records, str):
+            return DoctorCheck("drift", "incomplete", f"cannot read the file records: {records}")
         sample = sample_drift(records, sample_size=self.drift_sample, hash_changed=True, rng=self.rng)
         data = sample.to_json()
         if not sample.sampled:
@@ -437,3 +490,24 @@ class Doctor:
             f"{estimate}: run `hermes-workspace index`",
             data,
         )
+
+
+_EXPLAINED_BY_A_RUN = frozenset({"sqlite_integrity", "schema_version", "vectors", "drift"})
+"""Checks whose failure an index run in progress explains: it creates or rebuilds the file (which
+cannot be opened, or has no schema or an old one, until its first commit), embeds anew (vectors
+of another embedder, until it is done) and re-indexes what changed on disk (drift). For
+``sqlite_integrity`` only the failure to open the index counts (``data["opened"] is False``):
+``PRAGMA integrity_check`` itself reads one snapshot, which a writer cannot make inconsistent."""
+
+
+def _mid_run(check: DoctorCheck, pid: int | None) -> DoctorCheck:
+    """``check`` as seen while an index run (process ``pid``) holds the lock: ``incomplete``
+    instead of ``failed`` when the run explains the failure (:data:`_EXPLAINED_BY_A_RUN`)."""
+    if check.status != "failed" or check.name not in _EXPLAINED_BY_A_RUN:
+        return check
+    if check.name == "sqlite_integrity" and check.data.get("opened") is not False:
+        return check
+    who = f" (process {pid})" if pid else ""
+    return DoctorCheck(check.name, "incomplete",
+                       f"an index run{who} is in progress, which explains this; run doctor again when it has "
+                       f"finished: {check.detail}", {**check.data, "index_run_in_progress": True})

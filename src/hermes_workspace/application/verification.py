@@ -314,16 +314,25 @@ LOCATOR_HINT = (
 )
 
 
+_MAX_LINE_DIGITS = 100
+"""Longest line number :func:`parse_locator` reads: shorter ones are compared with the file's
+line count (the error names it); longer ones cannot be a line of any file, and Python refuses to
+read an int of over 4,300 digits (ValueError)."""
+
+
 def parse_locator(target: str) -> tuple[str, int, int]:
     """``(path, line_start, line_end)`` of ``PATH:START-END`` or ``PATH:LINE`` (the last ``:``
     separates the lines, so a path may hold ``:``).
 
     Raises:
-        UsageError: another shape, a line below 1, or ``START > END``.
+        UsageError: another shape, a line below 1, ``START > END``, or a line number of more than
+            :data:`_MAX_LINE_DIGITS` digits.
     """
     match = _LOCATOR.fullmatch(target.strip())
     if match is None:
         raise UsageError(f"not a handle or a locator: {target!r:.120}", hint=LOCATOR_HINT)
+    if max(len(match["start"]), len(match["end"] or "")) > _MAX_LINE_DIGITS:
+        raise UsageError(f"the line numbers of {target!r:.120} are too large for any file", hint=LOCATOR_HINT)
     start = int(match["start"])
     end = int(match["end"]) if match["end"] is not None else start
     if start < 1 or end < start:

@@ -19,6 +19,10 @@ DELETED_BY_USER = "deleted_by_user"
 LIST_MAX_LIMIT = 1000
 """Most files one ``list`` page may ask for (a page is one JSON answer an agent must read)."""
 
+LIST_MAX_OFFSET = 10_000_000
+"""Largest ``list`` offset: ten times more files than a workspace index is built for, far below
+the 64-bit integers SQLite takes (a larger Python int could not be bound: OverflowError)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Tombstone:

@@ -74,7 +74,7 @@ def parse_handle(text: str) -> Handle:
     if shape is not None:
         if shape[3]:
             why = ": a handle names one hit, not a range"
-        elif int(shape[2]) == 0:
+        elif not shape[2].strip("0"):  # zero; not int(): Python refuses to read 4,300+ digits
             why = ": hits are numbered from 1"
         elif shape[1] != shape[1].lower():
             why = ": result set ids are lowercase"

@@ -67,12 +67,30 @@ REPLACEABLE = (
 )
 
 
+_INT_BITS = 1024
+"""Whole-number arguments longer than this many bits (about 308 digits) are refused here, before
+any layer formats one into a message (Python will not print an int of over 4,300 digits:
+ValueError). Every argument's own range, checked below with its own message, is far narrower;
+those checks also keep SQLite from ever binding an int beyond 64 bits (OverflowError)."""
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` for a message, at most 60 characters, whatever its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"a {'negative ' if value < 0 else ''}number of about {int(value.bit_length() * 0.30103)} digits"
+    return f"{value!r:.60}"
+
+
 def _check_type(name: str, value: object, expected: type | tuple[type, ...]) -> None:
     """Raise :class:`UsageError` unless ``value`` is an instance of ``expected``; ``bool`` is
-    never accepted where ``int`` is asked for (``True`` is not a number of workers)."""
+    never accepted where ``int`` is asked for (``True`` is not a number of workers), nor an int
+    of more than :data:`_INT_BITS` bits."""
     kinds = expected if isinstance(expected, tuple) else (expected,)
     if not isinstance(value, expected) or (isinstance(value, bool) and bool not in kinds):
-        raise UsageError(f"{name} must be {_names(expected)}, got {type(value).__name__} {value!r:.60}")
+        raise UsageError(f"{name} must be {_names(expected)}, got {type(value).__name__} {_shown(value)}")
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _INT_BITS:
+        raise UsageError(f"{name} is out of range: {_shown(value)}",
+                         hint=f"Give {name} as a whole number in the range its documentation states (--help).")
 
 
 def _check_callback(progress: Callable[..., object]) -> None:
@@ -329,7 +347,8 @@ class Workspace:
             raise UsageError(f"unknown search mode {mode!r}", hint=f"Use one of: {', '.join(SEARCH_MODES)}.")
         _check_type("path", path, (str, os.PathLike, type(None)))
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise UsageError(f"limit must be a whole number or None, got {limit!r}")
+            raise UsageError(f"limit must be a whole number or None, got {_shown(limit)}")
+        _check_type("limit", limit, (int, type(None)))
         _check_type("offset", offset, int)
         return self._container.paged_search().execute(
             query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode,
@@ -527,13 +546,13 @@ class Workspace:
     ) -> FileListing:
         """Indexed files sorted by path, one page: under ``path`` (a folder, or a file; ``None``:
         all; relative paths are taken from the current folder), only those directly in it when
-        ``recursive`` is False, from ``offset`` (0-based), at most ``limit`` (1..1000). Each file
+        ``recursive`` is False, from ``offset`` (0-based, 0..10,000,000), at most ``limit`` (1..1000). Each file
         has ``path, root, content_hash, size_bytes, modified_at, indexed_at, chunks, encoding``;
         the listing ``total``, ``offset``, ``limit`` and ``next_offset`` (``None`` on the last
         page).
 
         Raises:
-            UsageError: a bad argument.
+            UsageError: a bad argument (``limit`` or ``offset`` out of range included).
             IndexNotFoundError: nothing was indexed yet.
         """
         _check_type("path", path, (str, os.PathLike, type(None)))
