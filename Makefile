@@ -34,6 +34,7 @@ demo: install
 	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace index
 	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace --human search json decoder --limit 3
 	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace search read_file --limit 2
+	HERMES_HOME=$(DEMO_HOME) $(BIN)/hermes-workspace --human retrieve where does the json decoder raise JSONDecodeError --budget 600
 
 # Hybrid search on three standard-library packages (about 80 chunks) with the bundled local model
 # run by onnxruntime: the first index exports the model to ONNX once (seconds), then embeds the
