@@ -363,3 +363,29 @@ def test_framing_imitations_behind_invisible_or_fullwidth_characters_are_escaped
     assert imitates_framing(line)
     escaped = escape_framing(line)
     assert escaped.count("\\") == 1 and escaped.replace("\\", "", 1) == line
+
+
+def test_a_hit_that_bridges_a_region_grown_above_its_first_hit_keeps_every_line_in_place() -> None:
+    """Found by a trial: a 60-line file came back as `lines 1-75`, with 15 invented blank lines
+    and lines 41-60 labelled 56-75, because the bridged region was placed at its first hit's line
+    although it had grown upwards since."""
+    text = lines("L", 1, 60)
+    parts = text.split("\n")
+
+    def part(a: int, b: int, n: int) -> SearchHit:
+        return hit("f.txt", a, "\n".join(parts[a - 1 : b]), n)
+
+    hits = [part(1, 20, 1), part(56, 60, 2), part(41, 55, 3), part(21, 40, 4)]
+    pack = pack_hits("q", hits, counter=WORDS, budget=10_000, set_id=SET)
+    assert [(b.line_start, b.line_end, b.text) for b in pack.blocks] == [(1, 60, text)]
+    assert sorted(pack.blocks[0].handles) == sorted(f"{SET}:{n}" for n in range(1, 5))
+
+
+@settings(max_examples=150, deadline=None)
+@given(spans=st.lists(st.tuples(st.integers(1, 60), st.integers(0, 15)), min_size=1, max_size=12))
+def test_blocks_hold_exactly_the_file_lines_they_name(spans: list[tuple[int, int]]) -> None:
+    parts = [f"line {n} " + "x" * (n % 7) for n in range(1, 76)]
+    hits = [hit("f.txt", a, "\n".join(parts[a - 1 : a + length]), n) for n, (a, length) in enumerate(spans, start=1)]
+    pack = pack_hits("q", hits, counter=WORDS, budget=100_000, max_chunks=12, set_id=SET)
+    for block in pack.blocks:
+        assert block.text == "\n".join(parts[block.line_start - 1 : block.line_end])

@@ -313,11 +313,13 @@ def _touches(region: _Region, hit: SearchHit) -> bool:
     return hit.line_start <= region.line_end + 1 and region.line_start <= hit.line_end + 1
 
 
-def _merge(region: _Region, hit: SearchHit, lines: list[str]) -> None:
+def _merge(region: _Region, start: int, lines: list[str]) -> None:
+    """Fold ``lines`` (file lines ``start``, ``start + 1``...) into ``region``, which they touch or
+    overlap; where both hold a line, the longer cut of it stays."""
     assert region.lines is not None
     merged: dict[int, str] = {region.line_start + i: line for i, line in enumerate(region.lines)}
     for i, line in enumerate(lines):
-        number = hit.line_start + i
+        number = start + i
         if len(line) > len(merged.get(number, "")):
             merged[number] = line
     start = min(merged)
@@ -348,13 +350,13 @@ def _regions(window: Sequence[tuple[int, SearchHit]], relative: Callable[[Search
         touching = [r for r in regions if r.hit.path == hit.path and r.lines is not None and _touches(r, hit)]
         if lines is not None and touching:
             first = touching[0]
-            _merge(first, hit, lines)
+            _merge(first, hit.line_start, lines)
             if handle:
                 first.handles.append(handle)
             first.stale = _stale(first.stale, hit.stale)
             for other in touching[1:]:  # the hit bridged two regions
                 assert other.lines is not None
-                _merge(first, other.hit, other.lines)
+                _merge(first, other.line_start, other.lines)  # other may have grown above its first hit
                 first.handles.extend(other.handles)
                 first.stale = _stale(first.stale, other.stale)
                 regions.remove(other)
