@@ -69,3 +69,22 @@ def test_retrieve_usage_errors(capsys: pytest.CaptureFixture[str], indexed: Path
 def test_retrieve_before_index_is_a_clean_error(capsys: pytest.CaptureFixture[str], home: Path) -> None:
     assert main(["retrieve", "rollback"]) == 66
     assert json.loads(capsys.readouterr().out)["error"]["code"] == "index_missing"
+
+
+def test_more_of_a_retrieve_prints_one_compact_line_within_the_budget(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by a trial: `more` of a retrieve set printed indented JSON, 636 tokens for a budget of 600."""
+    docs = home / "workspace" / "docs"
+    docs.mkdir(parents=True)
+    for i in range(30):
+        (docs / f"note{i:02}.md").write_text(f"# Note {i}\n\n" + f"The deployment wave {i} was rolled out. " * 12 + "\n")
+    assert main(["--quiet", "index"]) == 0
+    capsys.readouterr()
+    assert main(["retrieve", "deployment", "wave", "--budget", "600"]) == 0
+    cursor = json.loads(capsys.readouterr().out)["cursor"]
+    assert main(["more", cursor]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("}\n") and out.count("\n") == 1
+    data = json.loads(out)
+    assert data["offset"] == int(cursor.split("@")[1]) and data["blocks"]
+    counter = TiktokenCounter()
+    assert data["tokens"] == counter.count(out[:-1]) <= 600

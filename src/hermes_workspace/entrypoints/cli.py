@@ -291,7 +291,7 @@ def more_command(cursor: str, /, *, limit: str | None = None) -> _Output:
         page = ws.more(cursor, limit=_whole_number("--limit", limit))
     if isinstance(page, SearchResults):
         return _Output(page.envelope(), lambda con: _human_hits(con, page))
-    return _Output(page.to_json(), lambda con: con.print(getattr(page, "text", ""), markup=False))
+    return _Output(page.to_json(), lambda con: _human_pack(con, page), raw=page.serialize())  # the budget holds as printed
 
 
 @app.command(name="read")
