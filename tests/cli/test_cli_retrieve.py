@@ -55,7 +55,7 @@ def test_retrieve_human_prints_the_framed_text(capsys: pytest.CaptureFixture[str
     ("args", "message"),
     [
         (["retrieve", "rollback", "--budget", "ten"], "--budget must be a whole number"),
-        (["retrieve", "rollback", "--budget", "5"], "cannot hold even an empty response"),
+        (["retrieve", "rollback", "--budget", "5"], "cannot hold every page of this retrieve"),
         (["retrieve", "rollback", "--max-chunks", "0"], "max_chunks must be a whole number from 1 to 50"),
         (["retrieve", " "], "retrieve needs a query"),
     ],

@@ -694,4 +694,4 @@ def test_whole_numbers_sent_as_floats_reach_the_workspace_as_ints() -> None:
 
 def test_budget_description_names_the_minimum_rule() -> None:
     budget = {spec.name: spec for spec in TOOLS}["retrieve"].input_schema["properties"]["budget"]["description"]
-    assert "about 150 tokens, more for a long query" in budget and "names the minimum" in budget
+    assert "about 230-270 tokens, more for a long query" in budget and "names the minimum" in budget

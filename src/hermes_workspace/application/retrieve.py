@@ -19,7 +19,9 @@ from hermes_workspace.domain.packing import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_CHUNKS,
     RetrievePack,
+    WIDEST_SET_ID,
     checked_budget,
+    minimum_budget,
     pack_hits,
     window_size,
 )
@@ -116,8 +118,28 @@ class RetrieveContext:
         if not candidates:
             return pack_hits(query, [], counter=self.counter, budget=budget, max_chunks=max_chunks,
                              roots=self.roots, coverage=self._coverage([], hits.semantic_status), notes=notes)
+        self._check_every_page_fits(query, candidates, budget, max_chunks, notes)
         frozen = self.result_sets.save(RETRIEVE_KIND, query, options, candidates)
         return self.page(frozen, 0)
+
+    def _check_every_page_fits(
+        self, query: str, candidates: Sequence[SearchHit], budget: int, max_chunks: int, notes: Sequence[str]
+    ) -> None:
+        """Refuse, before anything is frozen, a budget that some later page (``more``, from any
+        cursor) could not hold: the largest minimum over every starting candidate, counted with
+        the widest set id. Raises UsageError naming it."""
+        named = [replace(h, handle=f"{WIDEST_SET_ID}:{i}") for i, h in enumerate(candidates, start=1)]
+        need = max(
+            minimum_budget(query, self.counter, named, max_chunks=max_chunks, offset=offset, set_id=WIDEST_SET_ID,
+                           roots=self.roots, coverage=self._coverage(named, "disabled"),
+                           notes=notes if offset == 0 else ())
+            for offset in range(len(named))
+        )
+        if budget < need:
+            raise UsageError(
+                f"a budget of {budget} tokens cannot hold every page of this retrieve",
+                hint=f"Give a budget of at least {need} tokens (the default is {self.default_budget}).",
+            )
 
     def page(self, result_set: ResultSet, offset: int) -> RetrievePack:
         """The pack that starts at candidate ``offset`` (0-based) of a frozen ``retrieve`` set,

@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -525,21 +525,31 @@ def _omitted(region: _Region, relative: Callable[[SearchHit, Path], str], counte
     return OmittedHit(block.handle, block.path, block.line_start, block.line_end, counter.count(block.framed()))
 
 
+WIDEST_SET_ID = "a2a9c9c1"
+"""A result set id that o200k_base splits into 8 tokens, one per character: the most an 8-hex id
+takes (of 200,000 random ids, 0.6% took 8 tokens, none more). Minimum budgets are counted with it,
+so the minimum an error names does not depend on the random id of one call."""
+
+
 def _floor(pack: RetrievePack, plan: _Plan, notes: Sequence[str], counter: TokenCounter) -> int:
     """Tokens of the smallest response a pack of ``plan`` can shrink to: no block, the window's
     best region listed (so that every accepted budget delivers something and the cursor moves
     on), the others counted in ``omitted_more``, the notes saying why, and a cursor of the
     longest form it can take."""
     first = plan.regions[:1]
+    set_id = pack.result_set
     pack.blocks = []
     pack.omitted = [_omitted(region, plan.relative, counter) for region in first]
+    if set_id is not None:  # counted with the widest id (see WIDEST_SET_ID)
+        pack.result_set = WIDEST_SET_ID
+        pack.omitted = [replace(o, handle=o.handle.replace(set_id, WIDEST_SET_ID, 1) if o.handle else None)
+                        for o in pack.omitted]
+        pack.cursor = f"{WIDEST_SET_ID}@{plan.end}" if plan.regions else plan.cursor
     pack.omitted_more = len(plan.regions) - len(first)
     pack.truncated = bool(plan.shown)
     pack.notes = _notes(pack, len(plan.shown), len(plan.by_chunks), notes)
-    if pack.result_set is not None and plan.regions:
-        pack.cursor = f"{pack.result_set}@{plan.end}"
     tokens = max(_Fitter(counter, 0).measure(pack), counter.count(pack.serialize(spaced=True)))
-    pack.omitted, pack.cursor = [], plan.cursor
+    pack.omitted, pack.cursor, pack.result_set = [], plan.cursor, set_id
     return tokens
 
 

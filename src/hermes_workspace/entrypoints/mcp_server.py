@@ -199,8 +199,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "query": _QUERY,
                 "budget": {"type": "integer", "minimum": 1, "maximum": MAX_BUDGET,
                            "description": "Token budget of the whole response (default: the workspace's, 3200). "
-                           "A budget below the smallest possible response (about 150 tokens, more for a long "
-                           "query) is a usage error whose hint names the minimum."},
+                           "A budget below the smallest possible response (about 230-270 tokens, more for a "
+                           "long query) is a usage error whose hint names the minimum."},
                 "path": _PATH_PREFIX,
                 "glob": _GLOB,
                 "mode": _MODE,
