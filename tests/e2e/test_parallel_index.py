@@ -16,7 +16,7 @@ from typing import Any
 import apsw
 import pytest
 
-from hermes_workspace.adapters.memory import NullProgressSink
+from hermes_workspace.adapters.progress_sinks import NullProgressSink
 from hermes_workspace.adapters.process_pool import ProcessTaskPool
 from hermes_workspace.container import build_container
 from hermes_workspace.domain.model import IndexSummary

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
+from hermes_workspace.adapters.progress_sinks import CallbackProgressSink, NullProgressSink  # noqa: F401 - re-exported
 from hermes_workspace.domain.chunking import build_chunks
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.globs import PathGlob, compile_glob
@@ -484,35 +485,6 @@ class InMemoryLayout:
 
     def ensure(self, primary: Path, *, create_folders: bool) -> None:
         self.calls.append((primary, create_folders))
-
-
-class NullProgressSink:
-    """A :class:`~hermes_workspace.domain.ports.ProgressSink` that ignores everything."""
-
-    def start(self, total: int) -> None:
-        pass
-
-    def advance(self, position: int, total: int, path: Path) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
-
-
-class CallbackProgressSink:
-    """Adapts ``callback(position, total, path)`` (the Python API's ``progress=``) to a sink."""
-
-    def __init__(self, callback: Callable[[int, int, Path], object]) -> None:
-        self.callback = callback
-
-    def start(self, total: int) -> None:
-        pass
-
-    def advance(self, position: int, total: int, path: Path) -> None:
-        self.callback(position, total, path)
-
-    def finish(self) -> None:
-        pass
 
 
 class HashEmbedder:

@@ -32,7 +32,8 @@ from typing import Any
 from dependency_injector import providers
 
 from hermes_workspace.adapters.file_lock import FileIndexLock
-from hermes_workspace.adapters.memory import CallbackProgressSink, InMemoryResultSets, NullProgressSink
+from hermes_workspace.adapters.memory import InMemoryResultSets
+from hermes_workspace.adapters.progress_sinks import CallbackProgressSink, NullProgressSink
 from hermes_workspace.application.verification import ReadResult
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
 from hermes_workspace.application.catalog import STALE_SAMPLE, absolute, sample_drift

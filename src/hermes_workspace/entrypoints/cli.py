@@ -140,7 +140,7 @@ def index_command(*, workers: int | None = None) -> _Output:
 
     from rich.console import Console
 
-    from hermes_workspace.adapters.memory import NullProgressSink
+    from hermes_workspace.adapters.progress_sinks import NullProgressSink
     from hermes_workspace.adapters.rich_progress import RichProgressSink
 
     progress = NullProgressSink() if _options.quiet else RichProgressSink(Console(stderr=True, emoji=False))
