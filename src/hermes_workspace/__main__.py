@@ -2,6 +2,6 @@
 
 import sys
 
-from hermes_workspace.entrypoints.cli import main
+from hermes_workspace.entrypoints.launcher import main
 
 sys.exit(main())
