@@ -145,7 +145,7 @@ def _tombstone(record: FileRecord, deleted_at: str) -> Tombstone | None:
         stat = record.path.stat()
     except OSError:
         return None
-    if stat.st_size == record.size and stat.st_mtime_ns == record.mtime_ns:
+    if record.same_stat(stat.st_size, stat.st_mtime_ns):
         return Tombstone(record.path, record.content_hash, record.size, record.mtime_ns, deleted_at)
     try:
         content_hash = sha256_file(record.path)
@@ -294,7 +294,7 @@ def sample_drift(
         except OSError:
             unreadable += 1
             continue
-        if stat.st_size == record.size and stat.st_mtime_ns == record.mtime_ns:
+        if record.same_stat(stat.st_size, stat.st_mtime_ns):
             continue
         if not hash_changed:
             changed.append(record.path)

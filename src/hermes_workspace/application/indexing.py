@@ -9,7 +9,6 @@ from this process only (the single writer), a few hundred files per transaction;
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import time
@@ -46,6 +45,7 @@ from hermes_workspace.domain.model import (
     ExcludedPath,
     FileFailure,
     FileRecord,
+    content_hash,
     IndexSummary,
     Root,
     SkippedFile,
@@ -216,32 +216,32 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
     except Exception as exc:  # noqa: BLE001 - any read failure is this file's, reported with its stage
         reraise_interrupt(exc)
         return FileOutcome("failed", stage="read", problem=Problem.of(exc))
-    content_hash = hashlib.sha256(data).hexdigest()
+    digest = content_hash(data)
     size = len(data)
-    if task.known_hash == content_hash:
-        return FileOutcome("unchanged", content_hash, size)
+    if task.known_hash == digest:
+        return FileOutcome("unchanged", digest, size)
     try:
         text, encoding = _decode(tools.decoder, data, task.hint)
     except BinaryContentError:
-        return FileOutcome("binary_content", content_hash, size)
+        return FileOutcome("binary_content", digest, size)
     except AmbiguousEncodingError as exc:
-        return FileOutcome("failed", content_hash, size, stage="read", problem=Problem.of(exc), changed=True,
+        return FileOutcome("failed", digest, size, stage="read", problem=Problem.of(exc), changed=True,
                            ambiguous=exc.candidates)
     except Exception as exc:  # noqa: BLE001 - any decoding failure is this file's
         reraise_interrupt(exc)
-        return FileOutcome("failed", content_hash, size, stage="read", problem=Problem.of(exc), changed=True)
+        return FileOutcome("failed", digest, size, stage="read", problem=Problem.of(exc), changed=True)
     del data
     try:
         chunks, fallback = _chunk(tools, text, task.file.path, chunking)
     except _ChunkFailed as failed:
-        return FileOutcome("failed", content_hash, size, stage="chunk", problem=failed.problem, changed=True,
+        return FileOutcome("failed", digest, size, stage="chunk", problem=failed.problem, changed=True,
                            fallback=failed.fallback)
     except Exception as exc:  # noqa: BLE001 - the one-chunk path (our own policy) failed
         reraise_interrupt(exc)
-        return FileOutcome("failed", content_hash, size, stage="chunk", problem=Problem.of(exc), changed=True)
+        return FileOutcome("failed", digest, size, stage="chunk", problem=Problem.of(exc), changed=True)
     if not chunks:
-        return FileOutcome("empty", content_hash, size, fallback=fallback)
-    return FileOutcome("chunked", content_hash, size, chunks=chunks, fallback=fallback, encoding=encoding)
+        return FileOutcome("empty", digest, size, fallback=fallback)
+    return FileOutcome("chunked", digest, size, chunks=chunks, fallback=fallback, encoding=encoding)
 
 
 UNICODE_ENCODINGS = frozenset({"utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"})
@@ -503,7 +503,7 @@ class IndexWorkspace:
             reraise_interrupt(exc)
             return _FileFailed("store", Problem.of(exc))
         same_signature = existing is not None and existing.config_signature == signature
-        if same_signature and existing.size == file.size and existing.mtime_ns == file.mtime_ns:
+        if same_signature and existing.same_stat(file.size, file.mtime_ns):
             return _UNCHANGED
         return FileTask(file, indexed=existing is not None, known_hash=existing.content_hash if same_signature else None)
 

@@ -25,7 +25,7 @@ from hermes_workspace.domain.config import DEFAULT_READ_MAX_TOKENS
 from hermes_workspace.domain.errors import HandleNotFoundError, NotIndexedError, UsageError, WorkspaceError
 from hermes_workspace.domain.handles import looks_like_handle, parse_handle
 from hermes_workspace.domain.lines import LineIndex
-from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, SourceFile
+from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, SourceFile, content_hash
 from hermes_workspace.domain.packing import checked_budget, largest_that_fits
 from hermes_workspace.domain.paths import escape_json_surrogates
 from hermes_workspace.domain.ports import Decoder, FileSource, IndexStore, ResultSetStore, TokenCounter
@@ -49,11 +49,6 @@ def _read_file(source: FileSource, path: Path) -> bytes:
         raise IsADirectoryError(f"not a regular file: {path}")
     file = SourceFile(path, path.parent, found.st_size, found.st_mtime_ns, (found.st_dev, found.st_ino))
     return source.read_bytes(file)
-
-
-def content_hash(data: bytes) -> str:
-    """SHA-256 hex digest of ``data``: the ``FileRecord.content_hash`` indexing records."""
-    return hashlib.sha256(data).hexdigest()
 
 
 _MISSING = (FileNotFoundError, NotADirectoryError)
@@ -123,7 +118,7 @@ def _unchanged(path: Path, record: FileRecord) -> bool:
         found = os.stat(path)
     except OSError:
         return False
-    return found.st_size == record.size and found.st_mtime_ns == record.mtime_ns
+    return record.same_stat(found.st_size, found.st_mtime_ns)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,8 @@ Units used throughout:
 
 from __future__ import annotations
 
+import hashlib
+
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -180,6 +182,13 @@ class DecodedText:
     encoding: str
 
 
+def content_hash(data: bytes) -> str:
+    """The SHA-256 hex digest of a file's bytes: :attr:`FileRecord.content_hash`, what ``index``
+    compares to skip an unchanged file and what ``search``/``read``/``doctor`` compare to tell
+    whether the file on disk is still the indexed one."""
+    return hashlib.sha256(data).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """What the index remembers about one file, to decide whether to re-index it.
@@ -201,6 +210,11 @@ class FileRecord:
     indexed_at: str
     chunk_count: int = 0
     encoding: str | None = None
+
+    def same_stat(self, size: int, mtime_ns: int) -> bool:
+        """True when ``size`` (bytes) and ``mtime_ns`` are the ones recorded at indexing: the
+        file is taken as unchanged without reading it, as ``index`` does."""
+        return size == self.size and mtime_ns == self.mtime_ns
 
 
 @dataclass(frozen=True, slots=True)
