@@ -118,21 +118,22 @@ class RetrieveContext:
         if not candidates:
             return pack_hits(query, [], counter=self.counter, budget=budget, max_chunks=max_chunks,
                              roots=self.roots, coverage=self._coverage([], hits.semantic_status), notes=notes)
-        self._check_every_page_fits(query, candidates, budget, max_chunks, notes)
+        self._check_every_page_fits(query, candidates, budget, max_chunks, notes, hits.semantic_status)
         frozen = self.result_sets.save(RETRIEVE_KIND, query, options, candidates)
         return self.page(frozen, 0)
 
     def _check_every_page_fits(
-        self, query: str, candidates: Sequence[SearchHit], budget: int, max_chunks: int, notes: Sequence[str]
+        self, query: str, candidates: Sequence[SearchHit], budget: int, max_chunks: int, notes: Sequence[str],
+        semantic_status: str,
     ) -> None:
         """Refuse, before anything is frozen, a budget that some later page (``more``, from any
         cursor) could not hold: the largest minimum over every starting candidate, counted with
         the widest set id. Raises UsageError naming it."""
         named = [replace(h, handle=f"{WIDEST_SET_ID}:{i}") for i, h in enumerate(candidates, start=1)]
+        coverage = self._coverage(named, semantic_status)  # one store lookup, not one per page
         need = max(
             minimum_budget(query, self.counter, named, max_chunks=max_chunks, offset=offset, set_id=WIDEST_SET_ID,
-                           roots=self.roots, coverage=self._coverage(named, "disabled"),
-                           notes=notes if offset == 0 else ())
+                           roots=self.roots, coverage=coverage, notes=notes if offset == 0 else ())
             for offset in range(len(named))
         )
         if budget < need:
