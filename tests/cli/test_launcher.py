@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,3 +26,38 @@ def test_every_other_command_goes_through_the_command_line(home: Path, capsys: p
     assert main(["roots", "list"]) == 0
     roots = json.loads(capsys.readouterr().out)
     assert roots[0]["primary"] is True
+
+
+_LOADED_AFTER = (
+    "import sys, json; from hermes_workspace.entrypoints.launcher import main; rc = main({argv!r}); "
+    "print(json.dumps(sorted(m for m in ('structlog', 'rich') if m in sys.modules)), file=sys.stderr); sys.exit(rc)"
+)
+
+
+def _modules_loaded_by(argv: list[str], home: Path) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    run = subprocess.run([sys.executable, "-c", _LOADED_AFTER.format(argv=argv)], capture_output=True, text=True,
+                         env={**os.environ, "HERMES_HOME": str(home), "HERMES_INDEX_WORKERS": "1"})
+    return json.loads(run.stderr.strip().splitlines()[-1]), run
+
+
+def test_a_search_that_logs_nothing_never_imports_structlog_or_rich(home: Path) -> None:
+    (home / "workspace").mkdir()
+    (home / "workspace" / "notes.md").write_text("# Deploy\n\nRoll back with the blue-green switch.\n")
+    _, indexed = _modules_loaded_by(["index"], home)
+    assert indexed.returncode == 0, indexed.stderr
+    loaded, searched = _modules_loaded_by(["search", "rollback", "blue-green"], home)
+    assert searched.returncode == 0, searched.stderr
+    assert json.loads(searched.stdout)[0]["line_start"] == 1
+    assert loaded == []
+
+
+def test_a_warning_still_reaches_stderr_and_the_log_file_through_structlog(home: Path) -> None:
+    (home / "workspace").mkdir()
+    (home / "workspace" / "notes.md").write_text("# Deploy\n\nRoll back with the blue-green switch.\n")
+    loaded, run = _modules_loaded_by(["--log-level", "info", "index"], home)
+    assert run.returncode == 0, run.stderr
+    assert "structlog" in loaded
+    assert "index finished" in run.stderr
+    records = [json.loads(line) for line in (home / "logs" / "workspace.log").read_text().splitlines()]
+    finished = [r for r in records if r["event"] == "index finished"]
+    assert finished and finished[0]["level"] == "info" and finished[0]["logger"] == "hermes_workspace.index"

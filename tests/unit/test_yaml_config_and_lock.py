@@ -191,3 +191,30 @@ def test_a_comment_only_file_keeps_its_comments(tmp_path: Path) -> None:
     YamlConfigRepository(path).save_roots((Root(Path("/x")),))
     assert path.read_text().startswith("# just my notes\n")
     assert YamlConfigRepository(path).load().roots == (Root(Path("/x")),)
+
+
+def test_the_file_is_parsed_once_per_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text("knowledgebase:\n  search:\n    default_limit: 7\n")
+    repo = YamlConfigRepository(config_file)
+    reads: list[int] = []
+    original = YamlConfigRepository._read
+    monkeypatch.setattr(YamlConfigRepository, "_read", lambda self: reads.append(1) or original(self))
+
+    first, second = repo.load(), repo.load()
+    assert first is second and first.default_limit == 7 and len(reads) == 1
+
+    # An edit through this repository, then one by another process (another repository object).
+    repo.save_roots((Root(tmp_path / "notes"),))
+    assert [r.path for r in repo.load().roots] == [tmp_path / "notes"] and len(reads) == 3
+    YamlConfigRepository(config_file).save_roots(())
+    assert repo.load().roots == () and repo.load().default_limit == 7
+
+
+def test_a_deleted_config_file_means_defaults_again(tmp_path: Path) -> None:
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text("knowledgebase:\n  search:\n    default_limit: 7\n")
+    repo = YamlConfigRepository(config_file)
+    assert repo.load().default_limit == 7
+    config_file.unlink()
+    assert repo.load().default_limit == 20

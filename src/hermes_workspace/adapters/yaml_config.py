@@ -51,8 +51,31 @@ class YamlConfigRepository:
 
     def load(self) -> WorkspaceConfig:
         """The validated config. Raises :class:`ConfigError` (invalid YAML, with its line and
-        column; or an invalid value, naming the key)."""
-        return WorkspaceConfig.from_dict(self._read(), base_dir=self.path.parent.absolute())
+        column; or an invalid value, naming the key).
+
+        The file is parsed once per version: while its identity, size and modification time stay
+        the same (one ``stat``), the config already parsed is returned (it is immutable). An edit
+        through this repository or any other process replaces the file, which changes them."""
+        version = self._version()
+        cached = self._cached
+        if cached is not None and version is not None and cached[0] == version:
+            return cached[1]
+        config = WorkspaceConfig.from_dict(self._read(), base_dir=self.path.parent.absolute())
+        self._cached = (version, config) if version is not None else None
+        return config
+
+    _cached: tuple[tuple[int, ...], WorkspaceConfig] | None = None
+
+    def _version(self) -> tuple[int, ...] | None:
+        """``(device, inode, size, mtime_ns, ctime_ns)`` of the file, ``(0,)`` when it is missing,
+        ``None`` when it cannot be looked at (then it is read every time, and the read reports why)."""
+        try:
+            st = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return (0,)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def update_roots(self, change: Callable[[WorkspaceConfig], tuple[Root, ...] | None]) -> None:
         """Under the edit lock: load the config, call ``change(config)``, and when it returns a
@@ -185,6 +208,7 @@ class YamlConfigRepository:
         return text if text.strip() and text.endswith("\n") else (text + "\n" if text.strip() else "")
 
     def _write(self, document: Any, preamble: str = "") -> None:
+        self._cached = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".yaml", dir=self.path.parent)

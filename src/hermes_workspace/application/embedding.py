@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from hermes_workspace.application.logs import get_logger
 from hermes_workspace.domain.errors import (
     ConsentRequiredError,
     EmbedderUnavailableError,
@@ -23,7 +22,7 @@ from hermes_workspace.domain.errors import (
 from hermes_workspace.domain.ports import Embedder, ProgressSink, VectorIndex
 from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, EmbeddingJob, EmbeddingReport, Vector
 
-log = structlog.get_logger("hermes_workspace.embed")
+log = get_logger("hermes_workspace.embed")
 
 PAGE_BATCHES = 4
 """Pending chunks fetched per round, in embedder batches (``batch_size * PAGE_BATCHES``): large

@@ -22,8 +22,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
-import structlog
-
+from hermes_workspace.application.logs import get_logger
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.domain.catalog import DELETED_BY_USER, Tombstone
 from hermes_workspace.domain.chunking import build_chunks, count_words
@@ -62,7 +61,7 @@ from hermes_workspace.domain.ports import (
     WorkspaceLayout,
 )
 
-log = structlog.get_logger("hermes_workspace.index")
+log = get_logger("hermes_workspace.index")
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 """Runs with fewer bytes than this to read are processed in this process. Starting worker

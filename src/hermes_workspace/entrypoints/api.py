@@ -495,9 +495,9 @@ class Workspace:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # a bug: the host's turn must go on
-            import structlog
+            from hermes_workspace.application.logs import get_logger
 
-            structlog.get_logger("hermes_workspace.api").error("workspace_tool failed", action=action, exc_info=exc)
+            get_logger("hermes_workspace.api").error("workspace_tool failed", action=action, exc_info=exc)
             return _error_json({"code": "internal_error", "message": f"unexpected {type(exc).__name__}: {exc}",
                                 "hint": f"This is a bug; the traceback is in {self.log_file}."})
 

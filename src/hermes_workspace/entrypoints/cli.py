@@ -149,10 +149,10 @@ def index_command(*, workers: int | None = None) -> _Output:
     with _workspace() as ws:
         summary = ws.index(progress=progress, workers=workers)
     if summary.semantic is not None and summary.semantic.error is not None:
-        import structlog
+        from hermes_workspace.application.logs import get_logger
 
         error = summary.semantic.error
-        structlog.get_logger("hermes_workspace.index").warning(
+        get_logger("hermes_workspace.index").warning(
             f"keyword index updated, vectors not: {error['message']}", hint=error["hint"], code=error["code"]
         )
     return _Output(summary.to_json(), lambda con: _human_summary(con, summary))
@@ -210,13 +210,13 @@ def search_command(
             hits = ws.search(text, path=path, glob=glob, limit=_whole_number("--limit", limit), mode=mode,
                              offset=_whole_number("--offset", offset, 0))
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
-        import structlog
+        from hermes_workspace.application.logs import get_logger
 
         # A search that did not run as asked (keyword instead of hybrid, vectors missing) is a
         # warning on stderr; other notes (how a CJK query matched, hits moved by the per-file
         # cap) explain a normal result: logged at info, and always in --envelope.
         degraded = hits.mode != hits.requested_mode or hits.semantic_status in ("partial", "indexing", "unavailable")
-        log = structlog.get_logger("hermes_workspace.search")
+        log = get_logger("hermes_workspace.search")
         for note in hits.notes:
             (log.warning if degraded else log.info)(note, semantic_status=hits.semantic_status)
     data: Any = hits.envelope() if envelope else [h.to_json() for h in hits]
@@ -536,9 +536,9 @@ def launcher(
     except KeyboardInterrupt:
         return _emit_error(_interrupted(), 130)
     except Exception as exc:  # a bug: log the traceback, show a clean error
-        import structlog
+        from hermes_workspace.application.logs import get_logger
 
-        structlog.get_logger("hermes_workspace.cli").error("unexpected error", exc_info=exc)
+        get_logger("hermes_workspace.cli").error("unexpected error", exc_info=exc)
         error = WorkspaceError(
             f"unexpected {type(exc).__name__}: {exc}",
             hint=f"This is a bug; the traceback is in {resolved_home / 'logs' / 'workspace.log'}.",

@@ -1,7 +1,8 @@
 """structlog configuration (DESIGN.md §5 "Logs"), done by the entrypoints only.
 
-Our modules log with ``structlog.get_logger(...)``; records go through the standard ``logging``
-module, so they reach two destinations:
+Our modules log with structlog, through the lazy loggers of :mod:`hermes_workspace.application.logs`
+(structlog is imported when the first record is written); records go through the standard
+``logging`` module, so they reach two destinations:
 
 - a JSON-lines file, ``HERMES_HOME/logs/workspace.log``, with the traceback of every per-file
   failure (without local variables: they would copy file contents into the log);
@@ -18,20 +19,69 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import structlog
+from hermes_workspace.application.logs import when_structlog_loads
 
 LEVELS = ("debug", "info", "warning", "error", "critical")
 LOG_FILE_MAX_BYTES = 10 * 1024 * 1024
 LOG_FILE_BACKUPS = 3
 
-_SHARED_PROCESSORS: list[structlog.typing.Processor] = [
-    structlog.contextvars.merge_contextvars,
-    structlog.stdlib.add_log_level,
-    structlog.stdlib.add_logger_name,
-    structlog.processors.TimeStamper(fmt="iso", utc=True),
-]
+
+
+def _shared_processors() -> list[Any]:
+    import structlog
+
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+
+
+class _DeferredFormatter(logging.Formatter):
+    """Builds its structlog formatter when the first record is formatted: a command that logs
+    nothing never imports structlog (see :mod:`hermes_workspace.application.logs`)."""
+
+    def __init__(self, build: Callable[[], logging.Formatter]) -> None:
+        super().__init__()
+        self._build = build
+        self._formatter: logging.Formatter | None = None
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self._formatter is None:
+            self._formatter = self._build()
+        return self._formatter.format(record)
+
+
+def _console_formatter() -> logging.Formatter:
+    import structlog
+
+    return structlog.stdlib.ProcessorFormatter(
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            _drop_exc_info,
+            structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0),
+        ],
+        foreign_pre_chain=_shared_processors(),
+    )
+
+
+def _file_formatter() -> logging.Formatter:
+    import structlog
+
+    return structlog.stdlib.ProcessorFormatter(
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.ExceptionRenderer(structlog.tracebacks.ExceptionDictTransformer(show_locals=False)),
+            structlog.processors.JSONRenderer(),
+        ],
+        foreign_pre_chain=_shared_processors(),
+    )
+
 _NOISY_LIBRARIES = ("chonkie", "filelock", "charset_normalizer")
 _MARK = "_hermes_handler"
 _cli_configured = False
@@ -48,16 +98,7 @@ def configure_cli_logging(level: str = "warning", log_file: Path | None = None) 
     _remove_our_handlers(root)
     console = _CurrentStderrHandler()
     console.setLevel(console_level)
-    console.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                _drop_exc_info,
-                structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0),
-            ],
-            foreign_pre_chain=_SHARED_PROCESSORS,
-        )
-    )
+    console.setFormatter(_DeferredFormatter(_console_formatter))
     _mark(console)
     root.addHandler(console)
     file_level = min(logging.INFO, console_level)
@@ -65,7 +106,7 @@ def configure_cli_logging(level: str = "warning", log_file: Path | None = None) 
     root.setLevel(min(console_level, file_level) if used else console_level)
     for name in _NOISY_LIBRARIES:
         logging.getLogger(name).setLevel(max(logging.WARNING, console_level))
-    _configure_structlog()
+    when_structlog_loads(_configure_structlog)
     return used
 
 
@@ -83,8 +124,7 @@ def configure_library_logging(log_file: Path | None) -> Path | None:
     used = _add_file_handler(logger, log_file, logging.INFO)
     if used is not None and logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
-    if not structlog.is_configured():
-        _configure_structlog()
+    when_structlog_loads(_configure_structlog_unless_configured)
     return used
 
 
@@ -106,9 +146,18 @@ class _CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass  # always the current sys.stderr
 
 
+def _configure_structlog_unless_configured() -> None:
+    import structlog
+
+    if not structlog.is_configured():  # the application's own configuration stays
+        _configure_structlog()
+
+
 def _configure_structlog() -> None:
+    import structlog
+
     structlog.configure(
-        processors=[*_SHARED_PROCESSORS, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        processors=[*_shared_processors(), structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
@@ -125,18 +174,7 @@ def _add_file_handler(logger: logging.Logger, log_file: Path | None, level: int)
     except OSError:
         return None
     handler.setLevel(level)
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.ExceptionRenderer(
-                    structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
-                ),
-                structlog.processors.JSONRenderer(),
-            ],
-            foreign_pre_chain=_SHARED_PROCESSORS,
-        )
-    )
+    handler.setFormatter(_DeferredFormatter(_file_formatter))
     _mark(handler, str(log_file))
     logger.addHandler(handler)
     return log_file

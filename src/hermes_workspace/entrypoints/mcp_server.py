@@ -581,9 +581,9 @@ def build_server(
     _require_sdk()
     if max_concurrency < 1:
         raise UsageError(f"max_concurrency must be >= 1, got {max_concurrency}")
-    import structlog
+    from hermes_workspace.application.logs import get_logger
 
-    log = structlog.get_logger("hermes_workspace.mcp")
+    log = get_logger("hermes_workspace.mcp")
     served = {spec.name: spec for spec in TOOLS if allow_write or not spec.write}
     listed = types.ListToolsResult(tools=[spec.to_mcp() for spec in served.values()])
     validators = {name: jsonschema.Draft202012Validator(spec.input_schema) for name, spec in served.items()}
