@@ -8,6 +8,7 @@ is reported and the others still run; the exit code is 1 if any part failed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 import traceback
@@ -28,9 +29,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(PARTS),
                         help=f"comma-separated parts to run (default: all of {','.join(PARTS)})")
     parser.add_argument("--report-only", action="store_true", help="only rebuild REPORT.md and the plots")
+    parser.add_argument("--scales", default=None,
+                        help="comma-separated copies of the standard library for scaling (e.g. 1,8), instead of the mode's")
     parser.add_argument("--keep", action="store_true", help="keep the temporary homes under benchmarks/work/tmp")
     args = parser.parse_args(argv)
     mode = common.MODES[args.mode or "quick"]
+    if args.scales:
+        try:
+            scales = tuple(sorted({int(x) for x in args.scales.split(",") if x.strip()}))
+        except ValueError:
+            parser.error(f"--scales takes whole numbers separated by commas, got {args.scales!r}")
+        if not scales or scales[0] < 1:
+            parser.error("--scales takes copies from 1 up")
+        mode = dataclasses.replace(mode, scales=scales)
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:

