@@ -30,7 +30,7 @@ def test_every_other_command_goes_through_the_command_line(home: Path, capsys: p
 
 _LOADED_AFTER = (
     "import sys, json; from hermes_workspace.entrypoints.launcher import main; rc = main({argv!r}); "
-    "print(json.dumps(sorted(m for m in ('structlog', 'rich') if m in sys.modules)), file=sys.stderr); sys.exit(rc)"
+    "print(json.dumps(sorted(m for m in ('structlog', 'rich', 'pydantic', 'starlette', 'yaml') if m in sys.modules)), file=sys.stderr); sys.exit(rc)"
 )
 
 
@@ -40,7 +40,7 @@ def _modules_loaded_by(argv: list[str], home: Path) -> tuple[list[str], subproce
     return json.loads(run.stderr.strip().splitlines()[-1]), run
 
 
-def test_a_search_that_logs_nothing_never_imports_structlog_or_rich(home: Path) -> None:
+def test_a_search_that_logs_nothing_imports_neither_structlog_nor_the_integrations_of_dependency_injector(home: Path) -> None:
     (home / "workspace").mkdir()
     (home / "workspace" / "notes.md").write_text("# Deploy\n\nRoll back with the blue-green switch.\n")
     _, indexed = _modules_loaded_by(["index"], home)
@@ -61,3 +61,12 @@ def test_a_warning_still_reaches_stderr_and_the_log_file_through_structlog(home:
     records = [json.loads(line) for line in (home / "logs" / "workspace.log").read_text().splitlines()]
     finished = [r for r in records if r["event"] == "index finished"]
     assert finished and finished[0]["level"] == "info" and finished[0]["logger"] == "hermes_workspace.index"
+
+
+def test_the_integrations_import_normally_once_dependency_injector_is_loaded() -> None:
+    code = ("import sys; from hermes_workspace.entrypoints.launcher import import_dependency_injector as load; load(); "
+            "before = [m for m in ('pydantic', 'starlette', 'yaml') if m in sys.modules]; "
+            "import pydantic, starlette.requests, yaml, dependency_injector.providers as p; "
+            "print(before, pydantic.VERSION.startswith('2.'), hasattr(yaml, 'safe_load'), p.Configuration.__name__)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["[]", "True", "True", "Configuration"]
