@@ -230,6 +230,16 @@ def test_search_orders_by_cosine_and_carries_the_chunk(pair: Pair) -> None:
     assert len(pair.index.search(vec(1, 0, 0), limit=0)) == 1
 
 
+def test_search_takes_any_limit(pair: Pair) -> None:
+    # As the store's search (tests/e2e/test_huge_numbers.py): a limit beyond SQLite's 64-bit
+    # integers is clamped, not an OverflowError from apsw's binding.
+    add_file(pair, "/ws/docs/a.md", ["exact match", "other"])
+    pair.index.prepare(SIGNATURE, 3)
+    embed_pending(pair.index, by_word({"exact": vec(1, 0, 0), "other": vec(0, 1, 0)}))
+    hits = pair.index.search(vec(1, 0, 0), limit=100_000_000_000_000_000_000)
+    assert [h.content for h in hits] == ["exact match", "other"]
+
+
 def test_search_is_empty_without_vectors(pair: Pair) -> None:
     add_file(pair, "/ws/docs/a.md", ["apple"])
     assert pair.index.search(vec(1, 0, 0)) == []

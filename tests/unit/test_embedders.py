@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from hermes_workspace.adapters._transformer_text import ModelTokenizer, folder_digest, read_layout
+from hermes_workspace.adapters._model_folder import folder_digest, read_layout
+from hermes_workspace.adapters._model_tokenizer import ModelTokenizer
 from hermes_workspace.domain.errors import ConsentRequiredError, EmbedderUnavailableError
 from hermes_workspace.domain.semantic import cosine, mean_of_unit_vectors, token_windows
 from tests.contract.test_embedder_contract import (

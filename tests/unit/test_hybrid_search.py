@@ -537,6 +537,56 @@ def test_a_failing_reranker_keeps_the_fused_order(world) -> None:  # type: ignor
     assert any("reranker failed" in n for n in results.notes)
 
 
+class _BadScores:
+    """A reranker answering ``scores`` whatever the hits: too few, or not finite."""
+
+    name = "bad"
+
+    def __init__(self, scores: list[float]) -> None:
+        self.scores = scores
+
+    def rerank(self, query: str, hits: object, *, deadline: float) -> list[float]:
+        return self.scores
+
+
+@pytest.mark.parametrize("scores", [[1.0], [float("nan")] * 3, [float("inf"), 0.0, 0.0]])
+def test_a_reranker_with_unusable_scores_keeps_the_fused_order(world, scores: list[float]) -> None:  # type: ignore[no-untyped-def]
+    store, embedder, vectors = world
+    base = _search(world).execute("release notes")
+    assert len(base) == 3  # so that [1.0] is one score too few and the others one per hit
+    bad = SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=SemanticSide(embedder=embedder, open_vectors=lambda: vectors),
+        reranker=_BadScores(scores),  # type: ignore[arg-type]
+        settings=RetrievalSettings(default_mode="hybrid"),
+    )
+    results = bad.execute("release notes")
+    assert [(h.key, h.score) for h in results] == [(h.key, h.score) for h in base]
+    assert results.reranker is None
+    assert results.notes == [*base.notes, "the reranker returned unusable scores: fused order kept"]
+
+
+def test_notes_come_in_pipeline_order(world) -> None:  # type: ignore[no-untyped-def]
+    # The fallback's note (retrievers), then how CJK words match (the query), then the
+    # reranker's (rerank): the order the stages of SearchWorkspace.execute add them in.
+    store, _, _ = world
+    search = SearchWorkspace(
+        store=store,
+        default_limit=10,
+        semantic=None,
+        reranker=ScriptedReranker(fail=EmbedderUnavailableError("no model")),
+        settings=RetrievalSettings(default_mode="hybrid"),
+    )
+    results = search.execute("release 发布")
+    assert (results.mode, results.requested_mode, results.semantic_status) == ("keyword", "hybrid", "disabled")
+    assert results.notes == [
+        "no embedder is configured (knowledgebase.embedder.provider: none): keyword search only",
+        CJK_NOTE,
+        "the reranker failed (no model): fused order kept",
+    ]
+
+
 def _hit(path: str, score: float) -> SearchHit:
     return SearchHit(Path(path), 1, 1, None, 0, score, 1, "2026-01-01T00:00:00Z", path)
 

@@ -11,12 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_workspace.adapters._transformer_text import (
-    hf_offline,
-    local_folder,
-    missing_library,
-    quiet_transformers,
-)
+from hermes_workspace.adapters._model_folder import local_folder
+from hermes_workspace.adapters._model_libraries import hf_offline, missing_library, quiet_transformers
 from hermes_workspace.domain.errors import RerankerUnavailableError, RerankTimeoutError
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.semantic import embedding_input

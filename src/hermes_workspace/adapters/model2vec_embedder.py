@@ -11,15 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_workspace.adapters._transformer_text import (
-    ModelTokenizer,
-    folder_digest,
-    hf_offline,
-    local_folder,
-    missing_library,
-    to_vector,
-    unit_rows,
-)
+from hermes_workspace.adapters._model_folder import folder_digest, local_folder
+from hermes_workspace.adapters._model_libraries import hf_offline, missing_library
+from hermes_workspace.adapters._model_tokenizer import ModelTokenizer
+from hermes_workspace.adapters._numpy_vectors import to_vector, unit_rows
 from hermes_workspace.domain.errors import EmbedderUnavailableError
 from hermes_workspace.domain.semantic import Vector
 

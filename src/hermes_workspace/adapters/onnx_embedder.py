@@ -20,20 +20,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_workspace.adapters._transformer_text import (
-    SEMANTIC_INSTALL,
-    ModelLayout,
-    ModelTokenizer,
-    WindowedTransformerEmbedder,
-    hf_offline,
-    missing_library,
-    pad_batch,
-    quiet_transformers,
-    read_layout,
-    resolve_model_folder,
-    slug,
-    unit_rows,
-)
+from hermes_workspace.adapters._model_folder import ModelLayout, read_layout, resolve_model_folder, slug
+from hermes_workspace.adapters._model_libraries import SEMANTIC_INSTALL, hf_offline, missing_library, quiet_transformers
+from hermes_workspace.adapters._model_tokenizer import ModelTokenizer
+from hermes_workspace.adapters._numpy_vectors import pad_batch, unit_rows
+from hermes_workspace.adapters._windowed_embedder import WindowedTransformerEmbedder
 from hermes_workspace.domain.errors import EmbedderUnavailableError
 
 ONNX_OPSET = 17

@@ -12,18 +12,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from hermes_workspace.adapters._transformer_text import (
-    ModelLayout,
-    ModelTokenizer,
-    WindowedTransformerEmbedder,
-    hf_offline,
-    missing_library,
-    pad_batch,
-    quiet_transformers,
-    read_layout,
-    resolve_model_folder,
-    unit_rows,
-)
+from hermes_workspace.adapters._model_folder import ModelLayout, read_layout, resolve_model_folder
+from hermes_workspace.adapters._model_libraries import hf_offline, missing_library, quiet_transformers
+from hermes_workspace.adapters._model_tokenizer import ModelTokenizer
+from hermes_workspace.adapters._numpy_vectors import pad_batch, unit_rows
+from hermes_workspace.adapters._windowed_embedder import WindowedTransformerEmbedder
 from hermes_workspace.domain.errors import EmbedderUnavailableError
 
 

@@ -1,15 +1,18 @@
-"""What the adapters that open the index file (:mod:`.sqlite_fts5_store`, :mod:`.sqlite_vec_index`)
-do alike: translate apsw (SQLite) exceptions into :class:`StoreError` (:class:`StoreUnusableError`
-when the whole database is unusable), guard their connection, write in ``BEGIN IMMEDIATE``
-transactions, and filter searches by path prefix and glob."""
+"""What the adapters that open the index file (:mod:`.sqlite_fts5_store`, :mod:`.sqlite_vec_index`,
+:mod:`.sqlite_result_sets`) do alike: open it (:func:`open_index_connection`, :func:`open_reader`,
+:data:`WRITER_PRAGMAS`), hold one connection (:class:`IndexFileConnection`), translate apsw
+(SQLite) exceptions into :class:`StoreError` (:class:`StoreUnusableError` when the whole database
+is unusable), write in ``BEGIN IMMEDIATE`` transactions, and filter by path: searches by path
+prefix and glob (:func:`path_filters`), listings and deletions by folder (:func:`folder_range`),
+with :func:`sqlite_int` for their ``LIMIT``."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self, TypeVar
 from urllib.parse import quote
 
 import apsw
@@ -86,6 +89,46 @@ def open_reader(path: Path, *, busy_timeout_ms: int = 0) -> apsw.Connection:
     return conn
 
 
+WRITER_PRAGMAS: tuple[tuple[str, object], ...] = (
+    ("synchronous", "NORMAL"),
+    ("foreign_keys", 1),
+    ("temp_store", "MEMORY"),
+)
+"""Pragmas of every connection that writes the index's tables (:func:`open_index_connection`): in
+WAL mode a commit needs no fsync (a crash may lose the last commits, never corrupt the file); the
+foreign keys' cascades delete a file's chunks and their vector attachments with it; temporary
+b-trees (sorts, ``IN`` lists) stay in memory."""
+
+
+def open_index_connection(
+    path: Path, *, readonly: bool, busy_timeout_ms: int, create: bool = False
+) -> apsw.Connection:
+    """A connection to the index file ``path`` for an adapter's reads and writes: read-only
+    through :func:`open_reader`, else read-write (the file created when ``create``) with
+    :data:`WRITER_PRAGMAS`; either way waiting up to ``busy_timeout_ms`` for a lock (set before
+    the first read) and with :data:`GLOB_FUNCTION` registered (:func:`path_filters` needs it).
+
+    Raises:
+        apsw.Error: the file cannot be opened (callers translate it with
+            :func:`translated_sqlite_errors`).
+    """
+    if readonly:
+        conn = open_reader(path, busy_timeout_ms=busy_timeout_ms)
+    else:
+        flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+        conn = apsw.Connection(str(path), flags=flags)
+    try:
+        conn.set_busy_timeout(busy_timeout_ms)
+        register_glob_function(conn)
+        if not readonly:
+            for name, value in WRITER_PRAGMAS:
+                conn.pragma(name, value)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def register_glob_function(conn: apsw.Connection) -> None:
     """Make :data:`GLOB_FUNCTION` callable on ``conn`` (read-only connections too: a function is
     per connection and never touches the file). Deterministic, so SQLite may evaluate it once
@@ -126,6 +169,28 @@ def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], 
         params["glob"] = _filter_text(glob, "the glob")
         params.update((f"glob_{i}", _filter_text(prefilter, "the glob")) for i, prefilter in enumerate(prefilters))
     return where, params
+
+
+def folder_range(folder: Path) -> tuple[str, str]:
+    """``(low, high)`` such that ``low <= p < high`` holds exactly for the stored paths ``p`` under
+    ``folder`` (``'0'`` is the code point after ``'/'``): a range an index on ``abs_path`` answers,
+    with no pattern characters to escape.
+
+    Raises:
+        StoreError: ``folder`` holds a code point the storage mapping reserves (:func:`stored_path`).
+    """
+    low = stored_path(folder).rstrip("/") + "/"
+    return low, low[:-1] + "0"
+
+
+SQLITE_MAX_INT = 2**63 - 1
+"""Largest integer SQLite stores (64-bit signed); apsw cannot bind a larger Python int."""
+
+
+def sqlite_int(value: int, low: int) -> int:
+    """``value`` as a ``LIMIT``/``OFFSET`` SQLite can bind: at least ``low``, at most
+    :data:`SQLITE_MAX_INT` (no table has that many rows, so the answer is the same)."""
+    return min(max(low, int(value)), SQLITE_MAX_INT)
 
 
 @contextmanager
@@ -235,6 +300,86 @@ def translated_sqlite_errors(path: Path, action: str, *, busy_timeout_ms: int, s
             f"cannot {action}: text or path is not valid Unicode ({exc.reason}: {exc.object[exc.start : exc.end]!r})",
             hint="The log file has the details; rename the file, or add it to .hermesignore, to go on.",
         ) from exc
+
+
+_T = TypeVar("_T")
+
+
+class IndexFileConnection:
+    """The connection plumbing of an adapter holding one connection to the index file
+    (:class:`~.sqlite_fts5_store.SqliteFts5Store`, :class:`~.sqlite_vec_index.SqliteVecIndex`):
+    ``path``, ``readonly``, ``busy_timeout_ms`` (clamped to >= 0) and the connection, opened by
+    the subclass's constructor (:meth:`_open`) and released by :meth:`close`; every public
+    method runs through :meth:`_run`, so no ``apsw`` exception escapes and a closed or read-only
+    connection gives a :class:`StoreUnusableError` naming :attr:`subject`.
+
+    Not thread-safe: one object per thread.
+    """
+
+    subject: ClassVar[str]
+    """What the object is called in messages (``"index store"``, ``"vector index"``)."""
+
+    def __init__(self, path: Path, *, readonly: bool, busy_timeout_ms: int) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self.busy_timeout_ms = max(0, int(busy_timeout_ms))
+        self._conn: apsw.Connection | None = None
+
+    def _open(self, *, create: bool = False) -> apsw.Connection:
+        """A new connection with this object's settings (:func:`open_index_connection`); inside
+        :meth:`_translate`."""
+        return open_index_connection(
+            self.path, readonly=self.readonly, busy_timeout_ms=self.busy_timeout_ms, create=create
+        )
+
+    def _translate(self, action: str) -> AbstractContextManager[None]:
+        """Turn apsw (and path encoding) exceptions into :class:`StoreError`
+        (:func:`translated_sqlite_errors`)."""
+        return translated_sqlite_errors(self.path, action, busy_timeout_ms=self.busy_timeout_ms, subject=self.subject)
+
+    def _connection(self, action: str, *, write: bool = False) -> apsw.Connection:
+        return checked_connection(
+            self._conn, self.path, action, subject=self.subject, write=write, readonly=self.readonly
+        )
+
+    def _run(self, action: str, fn: Callable[[apsw.Connection], _T], *, write: bool = False) -> _T:
+        """``fn(connection)`` with errors translated; ``write`` refuses a read-only connection."""
+        with self._translate(action):
+            return fn(self._connection(action, write=write))
+
+    @contextmanager
+    def _write_transaction(self, conn: apsw.Connection) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (:func:`immediate_transaction`)."""
+        with immediate_transaction(conn):
+            yield
+
+    def _before_close(self, conn: apsw.Connection) -> None:
+        """Best-effort work on the connection before :meth:`close` releases it (its apsw errors
+        are ignored); nothing by default."""
+
+    def close(self) -> None:
+        """Release the connection. Idempotent; the object is unusable afterwards (methods raise
+        :class:`StoreError`)."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        with self._translate("close"):
+            try:
+                self._before_close(conn)
+            except apsw.Error:
+                pass  # best effort: it must not keep the connection open
+            finally:
+                conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._conn is None else ("readonly" if self.readonly else "writer")
+        return f"{type(self).__name__}({str(self.path)!r}, {state})"
 
 
 def split_definitions(stored: str | None) -> tuple[str, ...]:

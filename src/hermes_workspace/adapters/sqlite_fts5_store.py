@@ -48,22 +48,22 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePath
-from typing import Any, TypeVar
+from typing import Any
 
 import apsw
 
 from hermes_workspace.adapters.sqlite_common import (
-    checked_connection,
+    IndexFileConnection,
+    folder_range,
     immediate_transaction,
-    open_reader,
+    open_index_connection,
     path_filters,
-    register_glob_function,
     split_definitions,
+    sqlite_int,
     stored_path,
-    translated_sqlite_errors,
 )
 from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, StoreUnusableError
@@ -247,9 +247,6 @@ UPDATE files SET root_path = ?, content_hash = ?, config_signature = ?, size_byt
 WHERE abs_path = ?
 """
 
-_T = TypeVar("_T")
-
-
 def _quote(term: str) -> str:
     """``term`` as an FTS5 string (a phrase): double-quoted, embedded ``"`` doubled, NUL turned
     into a space (FTS5 reads the expression as a C string: a NUL would end it mid-quote)."""
@@ -340,7 +337,7 @@ def _path_words(path: Path, root: Path) -> str:
     return "/".join(parts)
 
 
-class SqliteFts5Store:
+class SqliteFts5Store(IndexFileConnection):
     """An :class:`~hermes_workspace.domain.ports.IndexStore` in one SQLite file (FTS5, BM25).
 
     Args:
@@ -361,23 +358,18 @@ class SqliteFts5Store:
     connection is opened in the constructor; :meth:`close` releases it.
     """
 
+    subject = "index store"
+
     def __init__(self, path: Path, *, readonly: bool = False, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
-        self.path = Path(path)
-        self.readonly = readonly
-        self.busy_timeout_ms = max(0, int(busy_timeout_ms))
-        self._conn: apsw.Connection | None = None
+        super().__init__(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
         if readonly and not self.path.exists():
             raise IndexNotFoundError(f"no index at {self.path}")
         with self._translate("open"):
             if not readonly:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = open_reader(self.path, busy_timeout_ms=self.busy_timeout_ms) if readonly else apsw.Connection(
-                str(self.path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-            )
+            conn = self._open(create=True)
             self._conn = conn
             try:
-                conn.set_busy_timeout(self.busy_timeout_ms)
-                register_glob_function(conn)
                 if readonly:
                     self._check_schema_readonly(conn)
                 else:
@@ -391,15 +383,14 @@ class SqliteFts5Store:
     # -- connection setup -------------------------------------------------------------------
 
     def _configure_writer(self, conn: apsw.Connection) -> None:
+        """WAL mode (readers never wait for the writer) and a larger page cache, beyond the
+        :data:`~.sqlite_common.WRITER_PRAGMAS` every writer has."""
         mode = conn.pragma("journal_mode", "wal")
         if str(mode).lower() != "wal":
             raise StoreError(
                 f"could not switch the index database {self.path} to WAL mode (got {mode!r})",
                 hint="Check that the index directory is on a local, writable file system.",
             )
-        conn.pragma("synchronous", "NORMAL")
-        conn.pragma("foreign_keys", 1)
-        conn.pragma("temp_store", "MEMORY")
         conn.pragma("cache_size", -16_384)  # KiB: 16 MiB keeps FTS5 segment merges in memory
 
     def _check_schema_readonly(self, conn: apsw.Connection) -> None:
@@ -480,20 +471,7 @@ class SqliteFts5Store:
         with immediate_transaction(conn):
             yield
 
-    # -- error translation ------------------------------------------------------------------
-
-    def _translate(self, action: str) -> AbstractContextManager[None]:
-        """Turn apsw (and path encoding) exceptions into :class:`StoreError`."""
-        return translated_sqlite_errors(self.path, action, busy_timeout_ms=self.busy_timeout_ms, subject="index store")
-
-    def _connection(self, action: str, *, write: bool = False) -> apsw.Connection:
-        return checked_connection(
-            self._conn, self.path, action, subject="index store", write=write, readonly=self.readonly
-        )
-
-    def _run(self, action: str, fn: Callable[[apsw.Connection], _T], *, write: bool = False) -> _T:
-        with self._translate(action):
-            return fn(self._connection(action, write=write))
+    # -- file records -----------------------------------------------------------------------
 
     def _file_columns(self, conn: apsw.Connection) -> str:
         """``<columns> FROM <tables>`` of a file record: with the encodings table when the index
@@ -732,7 +710,7 @@ class SqliteFts5Store:
             return []
         weights = ", ".join(repr(w) for w in BM25_WEIGHTS)
         where = ["chunks_fts MATCH :match", *filters]
-        params.update({"match": match, "limit": _sqlite_int(limit, 1)})
+        params.update({"match": match, "limit": sqlite_int(limit, 1)})
         # Rank first on ids and scores only, then fetch the content of the top rows: sorting
         # every match together with its content made common-word queries 2-3x slower.
         joins = ""
@@ -844,7 +822,7 @@ class SqliteFts5Store:
             (total,) = conn.execute(f"SELECT count(*) FROM files WHERE {where}", params).fetchone()
             rows = conn.execute(
                 f"SELECT {self._file_columns(conn)} WHERE {where} ORDER BY abs_path LIMIT :limit OFFSET :offset",
-                {**params, "limit": _sqlite_int(limit, 1), "offset": _sqlite_int(offset, 0)},
+                {**params, "limit": sqlite_int(limit, 1), "offset": sqlite_int(offset, 0)},
             ).fetchall()
             return [_record(row) for row in rows], total
 
@@ -900,7 +878,7 @@ class SqliteFts5Store:
             StoreError: read-only store or database failure.
         """
         keys = list(dict.fromkeys(stored_path(p) for p in (paths or ())))
-        folder = None if under is None else _folder_range(under)
+        folder = None if under is None else folder_range(under)
 
         def run(conn: apsw.Connection) -> int:
             removed = 0
@@ -964,9 +942,8 @@ class SqliteFts5Store:
         if not self.path.exists():  # deleted since this store opened it (the next index makes a new one)
             raise IndexNotFoundError(f"no index at {self.path}")
         with self._translate("open the index for a consistent read"):
-            conn = open_reader(self.path, busy_timeout_ms=self.busy_timeout_ms)
+            conn = open_index_connection(self.path, readonly=True, busy_timeout_ms=self.busy_timeout_ms)
             try:
-                register_glob_function(conn)
                 conn.execute("BEGIN")
                 # A deferred BEGIN takes no snapshot: the first read does, so take it here.
                 tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
@@ -1101,30 +1078,10 @@ class SqliteFts5Store:
         return DoctorCheck("schema_version", "failed",
                            f"schema version {version}, expected {SCHEMA_VERSION}: run `hermes-workspace index`", data)
 
-    def close(self) -> None:
-        """Release the connection (a writer first runs ``PRAGMA optimize``). Idempotent; the
-        store is unusable afterwards (methods raise :class:`StoreError`)."""
-        conn, self._conn = self._conn, None
-        if conn is None:
-            return
-        with self._translate("close"):
-            try:
-                if not self.readonly:
-                    conn.pragma("optimize")
-            except apsw.Error:
-                pass  # best effort: an optimization must not keep the connection open
-            finally:
-                conn.close()
-
-    def __enter__(self) -> SqliteFts5Store:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._conn is None else ("readonly" if self.readonly else "writer")
-        return f"SqliteFts5Store({str(self.path)!r}, {state})"
+    def _before_close(self, conn: apsw.Connection) -> None:
+        """A writer runs ``PRAGMA optimize`` before :meth:`close` releases the connection."""
+        if not self.readonly:
+            conn.pragma("optimize")
 
     # -- batching (IndexStore.batch) ----------------------------------------------------------
 
@@ -1224,16 +1181,6 @@ _SKIPPED_KEY = "skipped_last_run"
 """``meta`` key: the last index run's skipped files by reason (a JSON object)."""
 
 
-_SQLITE_MAX_INT = 2**63 - 1
-"""Largest integer SQLite stores (64-bit signed); apsw cannot bind a larger Python int."""
-
-
-def _sqlite_int(value: int, low: int) -> int:
-    """``value`` as a ``LIMIT``/``OFFSET`` SQLite can bind: at least ``low``, at most
-    :data:`_SQLITE_MAX_INT` (no table has that many rows, so the answer is the same)."""
-    return min(max(low, int(value)), _SQLITE_MAX_INT)
-
-
 def _unreadable(exc: StoreError) -> tuple[str, str]:
     """``(status, detail)`` of a check whose reads raised ``exc``: ``incomplete`` when the
     index was only locked (an index run holds it longer than the busy timeout: nothing is
@@ -1243,13 +1190,6 @@ def _unreadable(exc: StoreError) -> tuple[str, str]:
     return "failed", exc.message
 
 
-def _folder_range(folder: Path) -> tuple[str, str]:
-    """``(low, high)`` such that ``low <= p < high`` holds exactly for the stored paths ``p`` under
-    ``folder`` (``'0'`` is the code point after ``'/'``)."""
-    low = stored_path(folder).rstrip("/") + "/"
-    return low, low[:-1] + "0"
-
-
 def _listing_filter(path: Path | None, recursive: bool) -> tuple[str, dict[str, Any]]:
     """The ``WHERE`` condition of :meth:`SqliteFts5Store.list_files` and its parameters."""
     if path is None:
@@ -1257,7 +1197,7 @@ def _listing_filter(path: Path | None, recursive: bool) -> tuple[str, dict[str, 
             return "1", {}
         # Without a folder, "directly in" means directly in the file's own root.
         return "instr(substr(abs_path, length(rtrim(root_path, '/')) + 2), '/') = 0", {}
-    low, high = _folder_range(path)
+    low, high = folder_range(path)
     under = "(abs_path >= :low AND abs_path < :high)"
     if not recursive:
         under = f"({under[1:-1]} AND instr(substr(abs_path, length(:low) + 1), '/') = 0)"

@@ -35,7 +35,7 @@ from typing import Any
 
 import apsw
 
-from hermes_workspace.adapters.sqlite_common import immediate_transaction, open_reader, translated_sqlite_errors
+from hermes_workspace.adapters.sqlite_common import immediate_transaction, open_index_connection, translated_sqlite_errors
 from hermes_workspace.domain.errors import (
     HandleExpiredError,
     HandleNotFoundError,
@@ -172,19 +172,16 @@ class SqliteResultSets:
             raise IndexNotFoundError(f"no index at {self.path}")
         conn: apsw.Connection | None = None
         try:
-            conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
-            conn.set_busy_timeout(self.busy_timeout_ms)
-            # As the index writer: in WAL mode a commit then needs no fsync (a crash may lose the
-            # last sets, never corrupt the file); an fsync per search cost ~4 ms.
-            conn.pragma("synchronous", "NORMAL")
+            # With the index writer's pragmas: in WAL mode a commit then needs no fsync (a crash
+            # may lose the last sets, never corrupt the file); an fsync per search cost ~4 ms.
+            conn = open_index_connection(self.path, readonly=False, busy_timeout_ms=self.busy_timeout_ms)
             conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
             if conn.readonly("main"):
                 raise apsw.ReadOnlyError("the index file is read-only")
         except (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError):
             if conn is not None:
                 conn.close()
-            conn = open_reader(self.path)
-            conn.set_busy_timeout(self.busy_timeout_ms)
+            conn = open_index_connection(self.path, readonly=True, busy_timeout_ms=self.busy_timeout_ms)
             self._readonly = True
         self._conn = conn
         return conn

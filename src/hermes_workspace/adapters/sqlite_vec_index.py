@@ -38,21 +38,17 @@ from __future__ import annotations
 
 import json
 from array import array
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any
 
 import apsw
 
 from hermes_workspace.adapters.sqlite_common import (
-    checked_connection,
-    immediate_transaction,
-    open_reader,
+    IndexFileConnection,
     path_filters,
-    register_glob_function,
     split_definitions,
-    translated_sqlite_errors,
+    sqlite_int,
 )
 from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import SearchHit
@@ -98,8 +94,6 @@ _HIT_COLUMNS = (
     "c.breadcrumb, c.definitions, f.root_path"
 )
 
-_T = TypeVar("_T")
-
 
 def _blob(vector: Vector | Sequence[float]) -> bytes:
     """``vector`` as the float32 blob sqlite-vec reads (the platform's byte order: little-endian
@@ -120,7 +114,7 @@ def _last_error(conn: apsw.Connection) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-class SqliteVecIndex:
+class SqliteVecIndex(IndexFileConnection):
     """A :class:`~hermes_workspace.domain.ports.VectorIndex` in the SQLite file of a
     :class:`~hermes_workspace.adapters.sqlite_fts5_store.SqliteFts5Store` (sqlite-vec, exact
     cosine search).
@@ -147,11 +141,10 @@ class SqliteVecIndex:
     busy timeout, disk full, corruption, index closed); no ``apsw`` exception escapes.
     """
 
+    subject = "vector index"
+
     def __init__(self, path: Path, *, readonly: bool = False, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
-        self.path = Path(path)
-        self.readonly = readonly
-        self.busy_timeout_ms = max(0, int(busy_timeout_ms))
-        self._conn: apsw.Connection | None = None
+        super().__init__(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
         try:
             import sqlite_vec
         except ImportError as exc:
@@ -162,17 +155,9 @@ class SqliteVecIndex:
         if not self.path.exists():
             raise IndexNotFoundError(f"no index at {self.path}")
         with self._translate("open"):
-            conn = open_reader(self.path) if readonly else apsw.Connection(
-                str(self.path), flags=apsw.SQLITE_OPEN_READWRITE
-            )
+            conn = self._open()  # the writer's foreign keys: attachments must go with their chunks
             try:
-                conn.set_busy_timeout(self.busy_timeout_ms)
                 self._load_extension(conn, sqlite_vec.loadable_path())
-                register_glob_function(conn)
-                if not readonly:
-                    conn.pragma("synchronous", "NORMAL")
-                    conn.pragma("foreign_keys", 1)  # attachments must go with their chunks
-                    conn.pragma("temp_store", "MEMORY")
                 if not (self._has_table(conn, "chunks") and self._has_table(conn, "meta")):
                     raise IndexNotFoundError(
                         f"{self.path} holds no keyword index to attach vectors to",
@@ -250,28 +235,6 @@ class SqliteVecIndex:
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_VERSION_KEY, str(VECTOR_SCHEMA_VERSION))
         )
-
-    @contextmanager
-    def _write_transaction(self, conn: apsw.Connection) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any error): the write lock is taken
-        up front, so a busy writer is waited for instead of failing on a lock upgrade."""
-        with immediate_transaction(conn):
-            yield
-
-    # -- error translation ------------------------------------------------------------------
-
-    def _translate(self, action: str) -> AbstractContextManager[None]:
-        """Turn apsw (and path encoding) exceptions into :class:`StoreError`."""
-        return translated_sqlite_errors(self.path, action, busy_timeout_ms=self.busy_timeout_ms, subject="vector index")
-
-    def _connection(self, action: str, *, write: bool = False) -> apsw.Connection:
-        return checked_connection(
-            self._conn, self.path, action, subject="vector index", write=write, readonly=self.readonly
-        )
-
-    def _run(self, action: str, fn: Callable[[apsw.Connection], _T], *, write: bool = False) -> _T:
-        with self._translate(action):
-            return fn(self._connection(action, write=write))
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -462,7 +425,7 @@ class SqliteVecIndex:
                 the index is closed.
         """
         where, params = path_filters(path_prefix, glob)
-        params["limit"] = max(1, int(limit))
+        params["limit"] = sqlite_int(limit, 1)
         params["query"] = _blob(vector)
         # Rank on ids and distances only; read the content of the top rows afterwards. Without a
         # filter the ranking never touches chunks (whose rows carry the text).
@@ -603,21 +566,3 @@ class SqliteVecIndex:
             return dimensions, bad
 
         return self._run("check the vector dimensions", run)
-
-    def close(self) -> None:
-        """Release the connection. Idempotent; the index is unusable afterwards (methods raise
-        :class:`StoreError`)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with self._translate("close"):
-                conn.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._conn is None else ("readonly" if self.readonly else "writer")
-        return f"SqliteVecIndex({str(self.path)!r}, {state})"

@@ -97,6 +97,54 @@ class SemanticSide:
 
 
 @dataclass
+class _Search:
+    """One search as it goes through the stages of :meth:`SearchWorkspace.execute`: what was asked
+    (``text`` and its parsed ``query``, the filters ``prefix`` and ``glob``, ``limit``, the mode
+    ``requested``) and what the stages found so far: the ``mode`` that runs (``keyword`` once the
+    semantic side fell back), the semantic ``status``, the RRF weights reported as ``fusion``,
+    the candidates of each retriever (``sparse``, ``dense``), the ranked ``hits``, whether they are
+    in identifier tiers (``tiered``), the reranker that ordered them and the ``notes``."""
+
+    text: str
+    query: Query
+    prefix: str | None
+    glob: str | None
+    limit: int
+    requested: str
+    mode: str
+    status: SemanticStatus = "disabled"
+    fusion: FusionWeights | None = None
+    sparse: list[SearchHit] = field(default_factory=list)
+    dense: list[SearchHit] = field(default_factory=list)
+    hits: list[SearchHit] = field(default_factory=list)
+    tiered: bool = False
+    reranked_by: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def fall_back(self, status: SemanticStatus, note: str, *, fusion: FusionWeights | None = None) -> None:
+        """Turn this search into a keyword search because the semantic side cannot help:
+        ``status`` says why, ``note`` what to do; ``fusion`` the weights that decided it, if any."""
+        self.mode, self.status, self.fusion = "keyword", status, fusion
+        self.notes.append(note)
+
+    def results(self) -> SearchResults:
+        """The first ``limit`` hits as :class:`SearchResults`, with the whole ranked list as its
+        ``ranked``: ranking depends on ``limit`` (candidates, the per-file cap's head), so later
+        pages of a result set come from this same computation, not a deeper one."""
+        results = SearchResults(
+            self.hits[: self.limit],
+            mode=self.mode,
+            requested_mode=self.requested,
+            semantic_status=self.status,
+            fusion=self.fusion.to_json() if self.fusion is not None else None,
+            reranker=self.reranked_by,
+            notes=self.notes,
+        )
+        results.ranked = self.hits
+        return results
+
+
+@dataclass
 class SearchWorkspace:
     """Free text -> ranked hits, by keyword (BM25), semantic (nearest vectors) or hybrid search.
 
@@ -171,26 +219,115 @@ class SearchWorkspace:
             raise UsageError(
                 f"unknown search mode {mode!r}", hint=f"Use one of: {', '.join(SEARCH_MODES)}."
             )
-        query = parse_query(text)
-        limit = min(MAX_LIMIT, self.default_limit if limit is None else max(1, limit))
-        prefix, pattern = _absolute_prefix(path), glob
-        if pattern is not None:
-            compile_glob(pattern)  # a malformed pattern is a usage error, whichever side searches first
-        if mode == "keyword":
-            status = self._status_only()
-            hits = [] if query.is_empty else self._keyword(query, prefix, pattern, limit)
-            notes = [EMPTY_NOTE] if query.is_empty else []
-            return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes)
-        return self._semantic_or_hybrid(text, query, prefix, pattern, limit, mode)
+        search = _Search(
+            text=text,
+            query=parse_query(text),
+            prefix=_absolute_prefix(path),
+            glob=glob,
+            limit=min(MAX_LIMIT, self.default_limit if limit is None else max(1, limit)),
+            requested=mode,
+            mode=mode,
+        )
+        if glob is not None:
+            compile_glob(glob)  # a malformed pattern is a usage error, whichever side searches first
+        if search.query.is_empty:
+            search.notes.append(EMPTY_NOTE)
+        # Retrievers: the semantic side first, since what it cannot do turns the search into a
+        # keyword one (mode, status and notes say so) before the keyword side runs.
+        self._retrieve_semantic(search)
+        self._retrieve_keyword(search)
+        # Fusion: one ranked list.
+        self._fuse(search)
+        if has_cjk(text):
+            search.notes.append(CJK_NOTE)
+        # Rerank, between the identifier tiers and the per-file cap that no later sort may undo.
+        self._identifiers_first(search)
+        self._collapse_duplicates(search)
+        self._rerank(search)
+        # Finish: the per-file cap, then the cut to `limit`.
+        self._cap_per_file(search)
+        return search.results()
 
-    # -- keyword ---------------------------------------------------------------------------
+    # -- retrievers --------------------------------------------------------------------------
 
-    def _keyword(self, query: Query, prefix: str | None, pattern: str | None, limit: int) -> list[SearchHit]:
-        return self._bm25(query, prefix, pattern, max(candidates(limit), EXACT_CANDIDATES), phrases=True)
+    def _retrieve_semantic(self, search: _Search) -> None:
+        """The semantic side of a ``semantic`` or ``hybrid`` search: sets ``search.status`` and,
+        when the side can answer, ``search.dense`` (the nearest :func:`candidates`, at least
+        ``dense_top_k``) and, in hybrid mode, ``search.fusion`` (the query's RRF weights).
 
-    def _bm25(
-        self, query: Query, prefix: str | None, pattern: str | None, fetch: int, *, phrases: bool = False
-    ) -> list[SearchHit]:
+        Whatever the side cannot do (no embedder, a status forced by the configuration, no or
+        other vectors, a model that reads none of the indexed text or not the query's language,
+        no consent, a model that cannot run) falls back to keyword search
+        (:meth:`_Search.fall_back`): the status says why, a note says what to do. A keyword
+        search and an empty query only report the status (cheap: counts only).
+
+        Raises:
+            StoreError: the vector index failed otherwise (not a fallback).
+        """
+        if search.mode == "keyword" or search.query.is_empty:
+            search.status = self._status_only()
+            return
+        side = self.semantic
+        if side is None:
+            search.fall_back(
+                "disabled", "no embedder is configured (knowledgebase.embedder.provider: none): keyword search only"
+            )
+            return
+        if side.status is not None:
+            search.fall_back(side.status, _STATUS_NOTES.get(side.status, side.status))
+            return
+        vectors: VectorIndex | None = None
+        try:
+            vectors = side.open_vectors()
+            stored = vectors.status()
+            refusal = _vectors_refusal(stored, side.embedder.signature)
+            if refusal is not None:
+                search.fall_back(*refusal)
+                return
+            status: SemanticStatus = stored.semantic_status()
+            if status == "partial":
+                search.notes.append(
+                    f"{stored.pending} of {stored.chunks} chunks have no vector yet (run `hermes-workspace index`): "
+                    "semantic hits come from the others"
+                )
+            weights = fusion_weights(search.query, side.embedder.coverage(search.text), complete=status == "ready")
+            if weights.semantic == 0:
+                note = "the embedding model does not read the query's language: keyword search only"
+                search.fall_back(status, note, fusion=weights)
+                return
+            vector = side.embedder.embed_query(search.text)
+            search.dense = vectors.search(
+                vector,
+                path_prefix=search.prefix,
+                glob=search.glob,
+                limit=max(candidates(search.limit), self.settings.dense_top_k),
+            )
+            search.status = status
+            if search.mode == "hybrid":
+                search.fusion = weights
+        except ConsentRequiredError as exc:
+            search.fall_back("consent_required", exc.message)
+        except EmbedderUnavailableError as exc:
+            search.fall_back("unavailable", f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+        finally:
+            close = getattr(vectors, "close", None)
+            if close is not None:
+                close()
+
+    def _retrieve_keyword(self, search: _Search) -> None:
+        """The keyword side: ``search.sparse``, the store's BM25 candidates (:meth:`_bm25`). A
+        keyword search (asked for or fallen back to) fetches :func:`candidates`, at least
+        :data:`EXACT_CANDIDATES`, weighted by phrases too; a hybrid one at least ``sparse_top_k``,
+        without the phrase weight. A semantic search and an empty query fetch nothing."""
+        if search.query.is_empty or search.mode == "semantic":
+            return
+        fetch = candidates(search.limit)
+        if search.mode == "keyword":
+            search.sparse = self._bm25(search, max(fetch, EXACT_CANDIDATES), phrases=True)
+        else:
+            search.sparse = self._bm25(search, max(fetch, self.settings.sparse_top_k))
+
+    def _bm25(self, search: _Search, fetch: int, *, phrases: bool = False) -> list[SearchHit]:
         """The store's best ``fetch`` BM25 hits with each score weighted by its file's role
         (:func:`~hermes_workspace.domain.ranking.role_weight`: tests and changelogs count less
         unless the query asks for them) and, below 8 words, by its length
@@ -199,7 +336,8 @@ class SearchWorkspace:
         (:func:`~hermes_workspace.domain.ranking.phrase_weight`); hybrid mode leaves that out: the
         vectors already reward wording, and on msmarco the two together scored 0.7998 against
         0.8035 without it."""
-        hits = self.store.search(query, path_prefix=prefix, glob=pattern, limit=fetch)
+        query = search.query
+        hits = self.store.search(query, path_prefix=search.prefix, glob=search.glob, limit=fetch)
         words = query.words
         typed = query_word_list(query.text)[:MAX_QUERY_TERMS] if phrases else []
         weighted = [
@@ -212,109 +350,101 @@ class SearchWorkspace:
         ]
         return sorted(weighted, key=lambda h: -h.score)
 
-    # -- semantic and hybrid ---------------------------------------------------------------
+    # -- fusion ------------------------------------------------------------------------------
 
-    def _semantic_or_hybrid(
-        self, text: str, query: Query, prefix: str | None, pattern: str | None, limit: int, mode: str
-    ) -> SearchResults:
-        notes: list[str] = []
-        side = self.semantic
-        if query.is_empty:
-            return self._finish(
-                text, query, [], limit, mode=mode, requested=mode, status=self._status_only(), notes=[EMPTY_NOTE]
-            )
-        if side is None:
-            notes.append("no embedder is configured (knowledgebase.embedder.provider: none): keyword search only")
-            return self._fallback(text, query, prefix, pattern, limit, mode, "disabled", notes)
-        if side.status is not None:
-            notes.append(_STATUS_NOTES.get(side.status, side.status))
-            return self._fallback(text, query, prefix, pattern, limit, mode, side.status, notes)
-        vectors: VectorIndex | None = None
-        try:
-            vectors = side.open_vectors()
-            stored = vectors.status()
-            status: SemanticStatus = stored.semantic_status()
-            if stored.embedded == 0 and stored.last_error is not None:
-                notes.append(
-                    f"the last embedding pass failed: {_error_text(stored.last_error)}; fix that and run "
-                    "`hermes-workspace index`; keyword search only"
-                )
-                return self._fallback(text, query, prefix, pattern, limit, mode, "unavailable", notes)
-            if stored.signature is None or (stored.embedded == 0 and stored.pending > 0):
-                notes.append("no chunk has a vector yet: run `hermes-workspace index`; keyword search only")
-                return self._fallback(text, query, prefix, pattern, limit, mode, "indexing", notes)
-            if stored.embedded == 0:
-                notes.append(
-                    f"the embedding model reads none of the indexed text ({stored.unreadable} chunks in languages "
-                    "it was not trained on): keyword search only; a multilingual model would help"
-                )
-                return self._fallback(text, query, prefix, pattern, limit, mode, status, notes)
-            if stored.signature != side.embedder.signature:
-                notes.append(
-                    "the stored vectors were made by another embedder than the configured one: "
-                    "run `hermes-workspace index` to re-embed; keyword search only"
-                )
-                return self._fallback(text, query, prefix, pattern, limit, mode, "unavailable", notes)
-            if status == "partial":
-                notes.append(
-                    f"{stored.pending} of {stored.chunks} chunks have no vector yet (run `hermes-workspace index`): "
-                    "semantic hits come from the others"
-                )
-            weights = fusion_weights(query, side.embedder.coverage(text), complete=status == "ready")
-            if weights.semantic == 0:
-                notes.append("the embedding model does not read the query's language: keyword search only")
-                return self._fallback(text, query, prefix, pattern, limit, mode, status, notes, fusion=weights)
-            vector = side.embedder.embed_query(text)
-            dense = vectors.search(vector, path_prefix=prefix, glob=pattern, limit=max(candidates(limit), self.settings.dense_top_k))
-        except ConsentRequiredError as exc:
-            notes.append(exc.message)
-            return self._fallback(text, query, prefix, pattern, limit, mode, "consent_required", notes)
-        except EmbedderUnavailableError as exc:
-            notes.append(f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
-            return self._fallback(text, query, prefix, pattern, limit, mode, "unavailable", notes)
-        finally:
-            close = getattr(vectors, "close", None)
-            if close is not None:
-                close()
-
-        if mode == "semantic":
-            hits = [
+    def _fuse(self, search: _Search) -> None:
+        """``search.hits``, one ranked list from the retrievers: the keyword candidates as they
+        are; the semantic ones with ``semantic_rank`` and ``similarity`` set; in hybrid mode the
+        weighted RRF of both (:func:`fuse`), with the best keyword hit kept in the top 3 for a
+        distinctive query (:func:`~hermes_workspace.domain.fusion.keep_best_keyword_hit`)."""
+        if search.query.is_empty:
+            return
+        if search.mode == "keyword":
+            search.hits = search.sparse
+        elif search.mode == "semantic":
+            search.hits = [
                 replace(hit, semantic_rank=rank, similarity=hit.score)
-                for rank, hit in enumerate(dense, start=1)
+                for rank, hit in enumerate(search.dense, start=1)
             ]
-            return self._finish(text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes)
+        else:
+            assert search.fusion is not None  # set with the dense candidates in hybrid mode
+            hits = fuse(
+                search.sparse,
+                search.dense,
+                search.fusion,
+                self.settings.rrf_k,
+                sparse_top_k=self.settings.sparse_top_k,
+                dense_top_k=self.settings.dense_top_k,
+            )
+            best_keyword = search.sparse[0].content if search.sparse else None
+            if is_distinctive(search.query, search.fusion.kind, best_keyword):
+                hits = keep_best_keyword_hit(hits)
+            search.hits = hits
 
-        sparse = self._bm25(query, prefix, pattern, max(candidates(limit), self.settings.sparse_top_k))
-        hits = fuse(
-            sparse,
-            dense,
-            weights,
-            self.settings.rrf_k,
-            sparse_top_k=self.settings.sparse_top_k,
-            dense_top_k=self.settings.dense_top_k,
-        )
-        if is_distinctive(query, weights.kind, sparse[0].content if sparse else None):
-            hits = keep_best_keyword_hit(hits)
-        return self._finish(
-            text, query, hits, limit, mode=mode, requested=mode, status=status, notes=notes, fusion=weights
-        )
+    # -- rerank ------------------------------------------------------------------------------
 
-    def _fallback(
-        self,
-        text: str,
-        query: Query,
-        prefix: str | None,
-        pattern: str | None,
-        limit: int,
-        requested: str,
-        status: SemanticStatus,
-        notes: list[str],
-        fusion: FusionWeights | None = None,
-    ) -> SearchResults:
-        hits = self._keyword(query, prefix, pattern, limit)
-        return self._finish(
-            text, query, hits, limit, mode="keyword", requested=requested, status=status, notes=notes, fusion=fusion
-        )
+    def _identifiers_first(self, search: _Search) -> None:
+        """The identifier rule (:func:`_exact_first`): for a query naming identifiers
+        (:func:`_literals`) or one plain word (:func:`_lone_name`), hits holding them, and for
+        a lookup (at most :data:`LOOKUP_GROUPS` groups) those defining them, come first; the
+        order by score holds within each tier (``search.tiered`` is set)."""
+        literals = _literals(search.query)
+        names = _lone_name(search.query)
+        if literals or names:
+            search.tiered = True
+            search.hits = _exact_first(
+                search.hits, literals, definitions=len(search.query.groups) <= LOOKUP_GROUPS, names=names
+            )
+
+    def _collapse_duplicates(self, search: _Search) -> None:
+        """Near-duplicate collapse (:func:`~hermes_workspace.domain.diversity.collapse_duplicates`),
+        before the reranker: it scores distinct texts only."""
+        search.hits = collapse_duplicates(search.hits)
+
+    def _rerank(self, search: _Search) -> None:
+        """The optional reranker over the first ``rerank_top_n`` hits (the others follow in
+        their order), within the identifier tiers, never across them. A reranker that misses its
+        ``rerank_deadline_ms``, fails or returns scores that are not one finite number per hit
+        leaves the order as it was, with a note; otherwise ``score`` and ``rerank_score`` are its
+        scores and ``search.reranked_by`` its name."""
+        if self.reranker is None or not search.hits:
+            return
+        hits, top_n = search.hits, self.settings.rerank_top_n
+        head, tail = hits[:top_n], hits[top_n:]
+        deadline = time.monotonic() + self.settings.rerank_deadline_ms / 1000
+        try:
+            scores = self.reranker.rerank(search.text, head, deadline=deadline)
+        except RerankTimeoutError:
+            search.notes.append(
+                f"the reranker missed its {self.settings.rerank_deadline_ms} ms deadline: fused order kept"
+            )
+            return
+        except WorkspaceError as exc:
+            search.notes.append(f"the reranker failed ({exc.message}): fused order kept")
+            return
+        if len(scores) != len(head) or not all(math.isfinite(s) for s in scores):
+            search.notes.append("the reranker returned unusable scores: fused order kept")
+            return
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        reranked = [replace(head[i], score=float(scores[i]), rerank_score=float(scores[i])) for i in order] + tail
+        search.hits = sorted(reranked, key=_exact_key) if search.tiered else reranked
+        search.reranked_by = self.reranker.name
+
+    # -- finish ------------------------------------------------------------------------------
+
+    def _cap_per_file(self, search: _Search) -> None:
+        """The per-file cap (:func:`~hermes_workspace.domain.diversity.cap_per_file`), last so
+        that no later sort undoes it; a stable partition, so the tier and reranker orders hold
+        within its two parts. Says how many hits it moved down."""
+        cap = self.settings.max_hits_per_file
+        search.hits, beyond = cap_per_file(search.hits, cap, search.limit)
+        if beyond:
+            search.notes.append(
+                f"{beyond} hit(s) come after the others because their file already has "
+                f"{cap} hits above them (file_rank; knowledgebase.retriever.max_hits_per_file)"
+            )
+
+    # -- semantic status ---------------------------------------------------------------------
 
     def _status_only(self) -> SemanticStatus:
         """The semantic status reported by a keyword search (cheap: counts only)."""
@@ -348,76 +478,6 @@ class SearchWorkspace:
             close = getattr(vectors, "close", None)
             if close is not None:
                 close()
-
-    # -- common tail -----------------------------------------------------------------------
-
-    def _finish(
-        self,
-        text: str,
-        query: Query,
-        hits: list[SearchHit],
-        limit: int,
-        *,
-        mode: str,
-        requested: str,
-        status: SemanticStatus,
-        notes: Sequence[str] = (),
-        fusion: FusionWeights | None = None,
-    ) -> SearchResults:
-        notes = list(notes)
-        if has_cjk(text):
-            notes.append(CJK_NOTE)
-        literals = _literals(query)
-        names = _lone_name(query)
-        if literals or names:
-            hits = _exact_first(hits, literals, definitions=len(query.groups) <= LOOKUP_GROUPS, names=names)
-        hits = collapse_duplicates(hits)  # before the reranker: it scores distinct texts only
-        reranked_by = None
-        if self.reranker is not None and hits:
-            hits, reranked_by = self._rerank(text, hits, notes)
-            if literals or names:  # the reranker orders within the exact-match groups, never across them
-                hits = sorted(hits, key=_exact_key)
-        # Last, so that no later sort undoes it; a stable partition keeps the keys above.
-        hits, beyond = cap_per_file(hits, self.settings.max_hits_per_file, limit)
-        if beyond:
-            notes.append(
-                f"{beyond} hit(s) come after the others because their file already has "
-                f"{self.settings.max_hits_per_file} hits above them (file_rank; "
-                "knowledgebase.retriever.max_hits_per_file)"
-            )
-        results = SearchResults(
-            hits[:limit],
-            mode=mode,
-            requested_mode=requested,
-            semantic_status=status,
-            fusion=fusion.to_json() if fusion is not None else None,
-            reranker=reranked_by,
-            notes=notes,
-        )
-        # The whole ranked list, for result sets: ranking depends on `limit` (candidates, the
-        # per-file cap's head), so later pages come from this same computation, not a deeper one.
-        results.ranked = hits
-        return results
-
-    def _rerank(self, text: str, hits: list[SearchHit], notes: list[str]) -> tuple[list[SearchHit], str | None]:
-        assert self.reranker is not None
-        head, tail = hits[: self.settings.rerank_top_n], hits[self.settings.rerank_top_n :]
-        deadline = time.monotonic() + self.settings.rerank_deadline_ms / 1000
-        try:
-            scores = self.reranker.rerank(text, head, deadline=deadline)
-        except RerankTimeoutError:
-            notes.append(f"the reranker missed its {self.settings.rerank_deadline_ms} ms deadline: fused order kept")
-            return hits, None
-        except WorkspaceError as exc:
-            notes.append(f"the reranker failed ({exc.message}): fused order kept")
-            return hits, None
-        if len(scores) != len(head) or not all(math.isfinite(s) for s in scores):
-            notes.append("the reranker returned unusable scores: fused order kept")
-            return hits, None
-        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-        reranked = [replace(head[i], score=float(scores[i]), rerank_score=float(scores[i])) for i in order]
-        return reranked + tail, self.reranker.name
-
 
 EMPTY_NOTE = "the query holds no word of two or more letters or digits: nothing to search for"
 
@@ -487,6 +547,29 @@ def fuse(
         )
         for f in [*head, *tail]
     ]
+
+
+def _vectors_refusal(stored: VectorStatus, signature: str) -> tuple[SemanticStatus, str] | None:
+    """Why the stored vectors cannot answer a search embedded with ``signature``, as the
+    ``(semantic status, note)`` of the fallback to keyword search, or ``None`` when they can."""
+    if stored.embedded == 0 and stored.last_error is not None:
+        return "unavailable", (
+            f"the last embedding pass failed: {_error_text(stored.last_error)}; fix that and run "
+            "`hermes-workspace index`; keyword search only"
+        )
+    if stored.signature is None or (stored.embedded == 0 and stored.pending > 0):
+        return "indexing", "no chunk has a vector yet: run `hermes-workspace index`; keyword search only"
+    if stored.embedded == 0:
+        return stored.semantic_status(), (
+            f"the embedding model reads none of the indexed text ({stored.unreadable} chunks in languages "
+            "it was not trained on): keyword search only; a multilingual model would help"
+        )
+    if stored.signature != signature:
+        return "unavailable", (
+            "the stored vectors were made by another embedder than the configured one: "
+            "run `hermes-workspace index` to re-embed; keyword search only"
+        )
+    return None
 
 
 def _error_text(error: dict[str, object]) -> str:
