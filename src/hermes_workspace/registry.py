@@ -482,3 +482,88 @@ def _log_fallback(activation: Activation, exc: BaseException) -> None:
         "plugin broken, using the default", category=activation.category, plugin=activation.configured,
         fallback=activation.used, routes=list(activation.routes), error=activation.error,
     )
+
+
+# -- the listing of `hermes-workspace plugins` --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PluginListing:
+    """What ``hermes-workspace plugins`` prints (:meth:`to_json`): every installed plugin, the
+    signature bundle of the current selection and the one the index was built with, and notes
+    (broken plugins replaced by their default, or a config naming a plugin that is not installed)."""
+
+    plugins: tuple[dict[str, Any], ...]
+    signature: str | None
+    indexed_signature: str | None
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"plugins": [{"name", "category", "distribution", "version", "target", "builtin",
+        "status" (ok | broken | shadowed), "error", "active", "used_for", "signature"}...],
+        "signature", "indexed_signature", "up_to_date", "notes"}``; ``up_to_date`` is ``None``
+        before the first index run recorded a bundle."""
+        return {
+            "plugins": [dict(p) for p in self.plugins],
+            "signature": self.signature,
+            "indexed_signature": self.indexed_signature,
+            "up_to_date": None if self.indexed_signature is None or self.signature is None
+            else self.signature == self.indexed_signature,
+            "notes": list(self.notes),
+        }
+
+
+def plugin_listing(registry: PluginRegistry, selection: PluginSelection | None, *,
+                   recorded: dict[str, Any] | None = None, notes: Iterable[str] = ()) -> PluginListing:
+    """Every entry of ``registry`` (each module imported, to report the broken ones; nothing is
+    built except what ``selection`` builds for the index anyway), marked with what
+    ``selection`` uses. ``selection`` ``None``: config could not be resolved (``notes`` say why)."""
+    notes = list(notes)
+    active: dict[tuple[str, str], list[str]] = {}
+    errors: dict[tuple[str, str], str] = {}
+    signatures: dict[str, str] = {}
+    bundle_signature = None
+    if selection is not None:
+        bundle = selection.bundle()
+        bundle_signature = bundle["signature"]
+        active = selection.active()
+        for activation in selection.activations:
+            errors[(activation.category, activation.configured)] = activation.error or ""
+        for route, item in bundle["chunkers"].items():
+            signatures.setdefault(item["plugin"], item["signature"])
+        notes.extend(selection.notes)
+    rows = []
+    for entry in registry.entries():
+        key = (entry.category, entry.name)
+        error = errors.get(key)
+        if error is None:
+            try:
+                entry.load()
+            except Exception as exc:  # noqa: BLE001 - listing reports any import failure
+                error = f"cannot be loaded: {type(exc).__name__}: {exc}"
+        rows.append(_row(entry, "broken" if error else "ok", error, key in active, active.get(key, []),
+                         signatures.get(entry.name) if entry.category == "chunkers" and key in active else None))
+    for entry in registry.shadowed():
+        winner = registry.find(entry.category, entry.name)
+        rows.append(_row(entry, "shadowed", f"the same name from {winner.distribution} is used", False, [], None))
+    return PluginListing(
+        plugins=tuple(rows), signature=bundle_signature,
+        indexed_signature=(recorded or {}).get("signature"), notes=tuple(notes),
+    )
+
+
+def _row(entry: PluginEntry, status: str, error: str | None, active: bool, used_for: list[str],
+         signature: str | None) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "category": entry.category,
+        "distribution": entry.distribution,
+        "version": entry.version,
+        "target": entry.target,
+        "builtin": entry.builtin,
+        "status": status,
+        "error": error,
+        "active": active,
+        "used_for": list(used_for),
+        "signature": signature,
+    }
