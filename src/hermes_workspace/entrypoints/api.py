@@ -11,7 +11,7 @@
 Any adapter can be replaced when opening, by its provider name in the container
 (``store``, ``search_store``, ``chunker``, ``fallback_chunker``, ``decoder``, ``file_source``,
 ``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``,
-``token_counter``, ``result_sets``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
+``token_counter``, ``result_sets``, ``plugin_registry``: the installed plugins), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
 ``search_store`` unless that is given too, and keeps result sets (handles) in memory unless
 ``result_sets`` is given too.
@@ -72,6 +72,7 @@ REPLACEABLE = (
     "reranker",
     "token_counter",
     "result_sets",
+    "plugin_registry",
 )
 
 
@@ -344,8 +345,8 @@ class Workspace:
             selection = container.plugins()
         except UnknownPluginError as exc:
             notes.append(f"{exc.message}. {exc.hint}")
-        return plugin_listing(container.plugin_registry(), selection, recorded=self._recorded_plugins(),
-                              notes=notes)
+        recorded = self._recorded_plugins() if selection is not None else None  # the store is a plugin too
+        return plugin_listing(container.plugin_registry(), selection, recorded=recorded, notes=notes)
 
     def _recorded_plugins(self) -> dict[str, Any] | None:
         try:
