@@ -68,6 +68,19 @@ def test_listing_and_finding_names_imports_no_plugin() -> None:
     assert loaded == []
 
 
+def test_a_builtin_name_is_found_without_reading_installed_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search naming only built-ins never scans every distribution (about 0.1 s)."""
+    scans: list[int] = []
+    monkeypatch.setattr("hermes_workspace.registry.installed_entries", lambda: scans.append(1) or builtin_entries())
+    registry = PluginRegistry()
+    assert registry.find("stores", "sqlite-fts5").target == "hermes_workspace.adapters.builtin_plugins:sqlite_fts5_store"
+    assert registry.find("chunkers", "tree-sitter").builtin
+    assert scans == []
+    with pytest.raises(UnknownPluginError):
+        registry.find("chunkers", "third-party")
+    assert scans == [1]
+
+
 def test_an_unknown_name_lists_what_is_installed() -> None:
     with pytest.raises(UnknownPluginError) as raised:
         registry_with(MARKER).find("chunkers", "rst-sections", setting="knowledgebase.chunkers..rst")
