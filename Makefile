@@ -50,8 +50,14 @@ demo-hybrid: install-semantic
 	HERMES_HOME=$(DEMO_HYBRID_HOME) $(BIN)/hermes-workspace --human search turn a python object into a json string --limit 3
 	HERMES_HOME=$(DEMO_HYBRID_HOME) $(BIN)/hermes-workspace --human search wait until the first of several background jobs is done --limit 3
 
+# The example plugin (examples/, README "Writing a plugin") is installed and its own tests run
+# too: they subclass the shipped contract suite and index with the installed plugin.
+EXAMPLE_PLUGIN := examples/hermes-workspace-example-chunker
+
 test: install-dev
+	$(BIN)/python -m pip install --quiet -e $(EXAMPLE_PLUGIN)
 	$(BIN)/python -m pytest
+	cd $(EXAMPLE_PLUGIN) && $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider
 
 clean-demo:
 	rm -rf $(DEMO_HOME) $(DEMO_HYBRID_HOME)

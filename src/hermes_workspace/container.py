@@ -18,12 +18,9 @@ from dependency_injector import containers, providers
 from hermes_workspace.adapters.charset_decoder import CharsetDecoder
 from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.filesystem_layout import FilesystemLayout
-from hermes_workspace.adapters.filesystem_source import FilesystemSource
 from hermes_workspace.adapters.process_pool import ProcessTaskPool, available_cpus
-from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
 from hermes_workspace.adapters.sqlite_result_sets import SqliteResultSets
 from hermes_workspace.adapters.tiktoken_counter import TiktokenCounter
-from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
 from hermes_workspace.application.catalog import DeleteFiles, Doctor, ListFiles, Readmit, check_rank_file
 from hermes_workspace.application.embedding import EmbedChunks
@@ -35,9 +32,11 @@ from hermes_workspace.application.search import RetrievalSettings, SearchWorkspa
 from hermes_workspace.application.verification import FreshnessMarker, ReadSpan
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.catalog import DoctorCheck
-from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
+from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError, UsageError
-from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, ResultSetStore, TokenCounter, VectorIndex
+from hermes_workspace.domain.plugins import PluginContext
+from hermes_workspace.domain.ports import Chunker, Embedder, IndexStore, ResultSetStore, TokenCounter, VectorIndex
+from hermes_workspace.registry import ChunkerPlan, PluginRegistry, PluginSelection, load_target
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -68,8 +67,9 @@ def _load(repository: YamlConfigRepository) -> WorkspaceConfig:
     return repository.load()
 
 
-def _open_store(path: Path, readonly: bool = False) -> Iterator[SqliteFts5Store]:
-    store = SqliteFts5Store(path, readonly=readonly)
+def _open_store(path: Path, plugins: PluginSelection, readonly: bool = False) -> Iterator[IndexStore]:
+    """The store of ``knowledgebase.store.provider`` (a plugin), closed when the resource is."""
+    store = plugins.open_store(path, readonly)
     try:
         yield store
     finally:
@@ -106,6 +106,9 @@ chunkers (tens of MB)."""
 
 _WORKER_PRELOAD = (
     "hermes_workspace.container",
+    "hermes_workspace.adapters.builtin_plugins",
+    "hermes_workspace.adapters.tree_sitter_chunker",
+    "hermes_workspace.adapters.filesystem_source",
     "hermes_workspace.adapters.chonkie_chunker",
     "chonkie",
     "tree_sitter_language_pack",
@@ -154,24 +157,42 @@ def _index_pool() -> ProcessTaskPool | None:
     return make_index_pool(index_workers())
 
 
-def build_worker_tools(max_file_bytes: int, chunk_size: int, overlap: int) -> FileTools:
-    """The reading and chunking adapters, built inside a worker process (the same as the
-    ``file_source``, ``decoder``, ``chunker`` and ``fallback_chunker`` providers build)."""
+def build_worker_tools(source: tuple[str, PluginContext], chunkers: ChunkerPlan, chunk_size: int,
+                       overlap: int) -> FileTools:
+    """The reading and chunking adapters, built inside a worker process from plugin targets and
+    contexts (picklable), the same as the ``file_source``, ``decoder``, ``chunker`` and
+    ``fallback_chunker`` providers build in this process: a third-party chunker or source chosen
+    in config runs in the workers too."""
+    target, context = source
+    factory = load_target(target)
     return FileTools(
-        source=FilesystemSource(max_file_bytes=max_file_bytes),
+        source=getattr(factory, "from_context", factory)(context),
         decoder=CharsetDecoder(),
-        chunker=TreeSitterChunker(chunk_size=chunk_size, overlap=overlap),
-        fallback_chunker=TreeSitterChunker(chunk_size=chunk_size, overlap=overlap, mode="text"),
+        chunker=chunkers.build(),
+        fallback_chunker=_text_chunker(chunk_size, overlap),
     )
 
 
-def _worker_tools(settings: WorkspaceConfig, *adapters: providers.Provider) -> Callable[[], FileTools] | None:
-    """A picklable recipe for :func:`build_worker_tools` with this container's settings, or
-    ``None`` (no worker processes) when one of those adapters was replaced: a replacement (a
-    test's fake, an API user's own chunker) exists in this process only."""
+def _text_chunker(chunk_size: int, overlap: int) -> Chunker:
+    """The fallback chunker: the built-in one on the document path for every file."""
+    from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
+
+    return TreeSitterChunker(chunk_size=chunk_size, overlap=overlap, mode="text")
+
+
+def _fallback_chunker(settings: WorkspaceConfig) -> Chunker:
+    return _text_chunker(settings.chunking.chunk_size, settings.chunking.overlap)
+
+
+def _worker_tools(settings: WorkspaceConfig, plugins: PluginSelection,
+                  *adapters: providers.Provider) -> Callable[[], FileTools] | None:
+    """A picklable recipe for :func:`build_worker_tools` (plugin targets and contexts, not
+    objects), or ``None`` (no worker processes) when one of those adapters was replaced: a
+    replacement (a test's fake, an API user's own chunker object) exists in this process only."""
     if any(provider.overridden for provider in adapters):
         return None
-    return partial(build_worker_tools, settings.max_file_bytes, settings.chunking.chunk_size, settings.chunking.overlap)
+    return partial(build_worker_tools, plugins.source_recipe(), plugins.chunker_plan(),
+                   settings.chunking.chunk_size, settings.chunking.overlap)
 
 
 MODELS_DIRNAME = "models"
@@ -188,50 +209,29 @@ def models_dir(home: Path) -> Path:
     return Path(value).expanduser().absolute() if value else home / MODELS_DIRNAME
 
 
-def make_embedder(config: EmbedderConfig, home: Path) -> Embedder | None:
+def _plugin_selection(registry: PluginRegistry, settings: WorkspaceConfig, home: Path,
+                      index_dir: Path) -> PluginSelection:
+    """The plugins config selects, checked against the installed ones (raises
+    ``UnknownPluginError``, a ``ConfigError``, for a name not installed)."""
+    return PluginSelection(registry, settings, home, models_dir(home), tuple(_internal_dirs(index_dir, home)))
+
+
+def _chunker(plugins: PluginSelection) -> Chunker:
+    return plugins.chunker()
+
+
+def _embedder(plugins: PluginSelection) -> Embedder | None:
     """The embedder ``knowledgebase.embedder`` asks for, or ``None`` for provider ``none``.
-    Adapters are imported here, not at the top, so keyword-only runs never import them, and they
-    load their models lazily: building one costs nothing."""
-    if config.provider == "none":
-        return None
-    if config.provider == "onnx":
-        from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
-
-        return OnnxEmbedder(
-            config.model, cache_dir=models_dir(home), batch_size=config.batch_size, quantize=config.quantize
-        )
-    if config.provider == "sentence-transformers":
-        from hermes_workspace.adapters.sentence_transformers_embedder import SentenceTransformersEmbedder
-
-        return SentenceTransformersEmbedder(config.model, batch_size=config.batch_size)
-    if config.provider == "model2vec":
-        from hermes_workspace.adapters.model2vec_embedder import Model2VecEmbedder
-
-        return Model2VecEmbedder(config.model, batch_size=config.batch_size)
-    from hermes_workspace.adapters.openai_embedder import OpenAICompatibleEmbedder
-
-    return OpenAICompatibleEmbedder(
-        config.base_url,
-        config.model,
-        api_key_env=config.api_key_env,
-        dimensions=config.dimensions,
-        timeout_s=config.timeout_s,
-        batch_size=config.batch_size,
-        consent=config.consent,
-    )
+    Adapters load their models lazily: building one costs nothing."""
+    return plugins.embedder()
 
 
-def make_reranker(config: RerankerConfig) -> Reranker | None:
-    """The reranker ``knowledgebase.reranker`` asks for, or ``None``."""
-    if config.provider == "none":
-        return None
-    if config.provider == "heuristic":
-        from hermes_workspace.adapters.heuristic_reranker import HeuristicReranker
+def _reranker(plugins: PluginSelection) -> Any:
+    return plugins.reranker()
 
-        return HeuristicReranker()
-    from hermes_workspace.adapters.cross_encoder_reranker import CrossEncoderReranker
 
-    return CrossEncoderReranker(config.model)
+def _file_source(plugins: PluginSelection) -> Any:
+    return plugins.source()
 
 
 def _open_vector_index(path: Path, readonly: bool) -> VectorIndex:
@@ -341,26 +341,17 @@ class Container(containers.DeclarativeContainer):
     index_path = providers.Callable(lambda d: d / c.INDEX_FILENAME, index_dir)
     log_file = providers.Callable(lambda h: h / c.LOGS_DIRNAME / c.LOG_FILENAME, home)
 
-    file_source = providers.Singleton(
-        FilesystemSource,
-        max_file_bytes=settings.provided.max_file_bytes,
-        internal_dirs=providers.Callable(_internal_dirs, index_dir, home),
-    )
+    # Plugins (issue 11): installed entry points; config picks them by name (registry.py).
+    plugin_registry = providers.Singleton(PluginRegistry)
+    plugins = providers.Singleton(_plugin_selection, plugin_registry, settings, home, index_dir)
+
+    file_source = providers.Singleton(_file_source, plugins)
     decoder = providers.Singleton(CharsetDecoder)
-    chunker = providers.Singleton(
-        TreeSitterChunker,
-        chunk_size=settings.provided.chunking.chunk_size,
-        overlap=settings.provided.chunking.overlap,
-    )
-    fallback_chunker = providers.Singleton(
-        TreeSitterChunker,
-        chunk_size=settings.provided.chunking.chunk_size,
-        overlap=settings.provided.chunking.overlap,
-        mode="text",
-    )
+    chunker = providers.Singleton(_chunker, plugins)
+    fallback_chunker = providers.Singleton(_fallback_chunker, settings)
     # Resources, so that `shutdown_resources()` closes the connections that were opened, and only those.
-    store = providers.Resource(_open_store, path=index_path)
-    search_store = providers.Resource(_open_store, path=index_path, readonly=True)
+    store = providers.Resource(_open_store, path=index_path, plugins=plugins)
+    search_store = providers.Resource(_open_store, path=index_path, plugins=plugins, readonly=True)
     index_lock = providers.Singleton(FileIndexLock, path=providers.Callable(lambda d: d / c.LOCK_FILENAME, index_dir))
     layout = providers.Singleton(FilesystemLayout)
 
@@ -368,12 +359,13 @@ class Container(containers.DeclarativeContainer):
     # adapters from `worker_tools`, which is None when one of them was replaced in this process.
     index_pool = providers.Callable(_index_pool)
     worker_tools = providers.Callable(
-        _worker_tools, settings, file_source.provider, decoder.provider, chunker.provider, fallback_chunker.provider
+        _worker_tools, settings, plugins, file_source.provider, decoder.provider, chunker.provider,
+        fallback_chunker.provider,
     )
     # Dense retrieval (knowledgebase.embedder / retriever / reranker): `embedder` is None when
     # the provider is none; the vector index lives in the same SQLite file as the keyword index.
-    embedder = providers.Singleton(make_embedder, config=settings.provided.embedder, home=home)
-    reranker = providers.Singleton(make_reranker, config=settings.provided.reranker)
+    embedder = providers.Singleton(_embedder, plugins)
+    reranker = providers.Singleton(_reranker, plugins)
     vector_index = providers.Callable(vector_index_opener, path=index_path)
     search_vector_index = providers.Callable(vector_index_opener, path=index_path, readonly=True)
     embedding = providers.Factory(_embedding, settings=settings, embedder=embedder, open_vectors=vector_index)

@@ -1,122 +1,55 @@
-"""The Chunker contract, run against the fake (ParagraphChunker), TreeSitterChunker (the default)
-and ChonkieChunker (both modes each).
-
-What every chunker promises (domain/ports.py, DESIGN.md §5): chunks in file order with index
-0..n-1, ``text[start_char:end_char] == content``, 1-based inclusive line ranges counted by "\\n"
-that hold the content, ``[]`` for whitespace-only text, and a non-empty signature that changes
-when the overlap does.
-"""
+"""The Chunker contract (:class:`hermes_workspace.testing.ChunkerContract`), run against the fake
+(ParagraphChunker), TreeSitterChunker (the default) and ChonkieChunker (both modes each), and
+the built-in chunkers as the registry builds them from their entry points."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from hermes_workspace.adapters.chonkie_chunker import ChonkieChunker
 from hermes_workspace.adapters.memory import ParagraphChunker
 from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
-from hermes_workspace.domain.ports import Chunker
-from tests.chunk_checks import (
-    INVARIANT_TEXTS,
-    LINES_142,
-    assert_chunk_invariants,
-    assert_chunks_start_lines,
-    minified_js,
-)
-
-ChunkerFactory = Callable[[int], Chunker]
-"""Builds a chunker with the given overlap (words)."""
-
-LONG_LINE = 64 * 16
-"""Lines longer than this (``chunk_size * MAX_CHARS_PER_WORD`` for the chunk_size of 64 used
-here) are the only ones a chunk may start inside."""
-
-FACTORIES: dict[str, ChunkerFactory] = {
-    "paragraph-fake": lambda overlap: ParagraphChunker(overlap=overlap),
-    "chonkie-auto": lambda overlap: ChonkieChunker(64, overlap),
-    "chonkie-text": lambda overlap: ChonkieChunker(64, overlap, mode="text"),
-    "structure-auto": lambda overlap: TreeSitterChunker(64, overlap),
-    "structure-text": lambda overlap: TreeSitterChunker(64, overlap, mode="text"),
-}
-
-SUFFIXES = [".md", ".py", ".js", ".txt"]
-
-MIXED = (
-    "# Notes\n\nSome prose before the code.\r\n\r\n"
-    "```python\n# not a heading\ndef f():\n    return 1\n```\n\n"
-    "## Café ☕ and 日本語\n\n" + "\n\n".join(f"Paragraph {n} " + "word " * (5 + n * 3) for n in range(20)) + "\n"
-)
+from hermes_workspace.registry import PluginRegistry
+from hermes_workspace.testing import ChunkerContract, plugin_context
+from hermes_workspace.testing.chunker import ChunkerFactory
 
 
-@pytest.fixture(params=sorted(FACTORIES))
-def make_chunker(request: pytest.FixtureRequest) -> ChunkerFactory:
-    return FACTORIES[request.param]
+class TestParagraphFake(ChunkerContract):
+    @pytest.fixture
+    def make_chunker(self) -> ChunkerFactory:
+        return lambda overlap: ParagraphChunker(overlap=overlap)
 
 
-def test_is_a_chunker(make_chunker: ChunkerFactory) -> None:
-    assert isinstance(make_chunker(0), Chunker)
+class TestChonkieAuto(ChunkerContract):
+    @pytest.fixture
+    def make_chunker(self) -> ChunkerFactory:
+        return lambda overlap: ChonkieChunker(64, overlap)
 
 
-@pytest.mark.parametrize("name", sorted(INVARIANT_TEXTS))
-@pytest.mark.parametrize("suffix", SUFFIXES)
-@pytest.mark.parametrize("overlap", [0, 10])
-def test_invariants_hold(make_chunker: ChunkerFactory, name: str, suffix: str, overlap: int) -> None:
-    text = INVARIANT_TEXTS[name]
-    chunks = make_chunker(overlap).chunk(text, Path("/workspace/sample" + suffix))
-    assert chunks
-    assert_chunk_invariants(text, chunks)
-    assert [c.index for c in chunks] == list(range(len(chunks)))
+class TestChonkieText(ChunkerContract):
+    @pytest.fixture
+    def make_chunker(self) -> ChunkerFactory:
+        return lambda overlap: ChonkieChunker(64, overlap, mode="text")
 
 
-@pytest.mark.parametrize("name", sorted(INVARIANT_TEXTS))
-@pytest.mark.parametrize("suffix", SUFFIXES)
-@pytest.mark.parametrize("overlap", [0, 10])
-def test_chunks_start_at_line_starts_except_inside_long_lines(
-    make_chunker: ChunkerFactory, name: str, suffix: str, overlap: int
-) -> None:
-    for text in (INVARIANT_TEXTS[name], MIXED):
-        chunks = make_chunker(overlap).chunk(text, Path("/workspace/sample" + suffix))
-        assert_chunks_start_lines(text, chunks, long_line=LONG_LINE)
+class TestStructureAuto(ChunkerContract):
+    @pytest.fixture
+    def make_chunker(self) -> ChunkerFactory:
+        return lambda overlap: TreeSitterChunker(64, overlap)
 
 
-@pytest.mark.parametrize("suffix", SUFFIXES)
-def test_mixed_document_keeps_order_and_offsets(make_chunker: ChunkerFactory, suffix: str) -> None:
-    chunks = make_chunker(10).chunk(MIXED, Path("/workspace/mixed" + suffix))
-    assert len(chunks) > 1
-    assert_chunk_invariants(MIXED, chunks)
-    assert [c.start_char for c in chunks] == sorted(c.start_char for c in chunks)
+class TestStructureText(ChunkerContract):
+    @pytest.fixture
+    def make_chunker(self) -> ChunkerFactory:
+        return lambda overlap: TreeSitterChunker(64, overlap, mode="text")
 
 
-def test_minified_line(make_chunker: ChunkerFactory) -> None:
-    text = minified_js(20_000)
-    chunks = make_chunker(10).chunk(text, Path("/workspace/app.min.js"))
-    assert_chunk_invariants(text, chunks)
-    assert {(c.line_start, c.line_end) for c in chunks} == {(1, 1)}
+class TestTreeSitterPlugin(ChunkerContract):
+    """The ``tree-sitter`` entry point, built by the registry from a context as config would."""
 
-
-def test_142_line_file_ends_at_line_142(make_chunker: ChunkerFactory) -> None:
-    chunks = make_chunker(0).chunk(LINES_142, Path("/workspace/notes.txt"))
-    assert_chunk_invariants(LINES_142, chunks)
-    assert chunks[0].line_start == 1
-    assert chunks[-1].line_end == 142
-
-
-@pytest.mark.parametrize("text", ["", "   ", "\n\n\n", " \t\r\n\x0c\u2028\u3000 \n"])
-@pytest.mark.parametrize("suffix", SUFFIXES)
-def test_whitespace_only_text_gives_no_chunks(make_chunker: ChunkerFactory, text: str, suffix: str) -> None:
-    assert make_chunker(5).chunk(text, Path("/workspace/blank" + suffix)) == []
-
-
-def test_signature_is_a_non_empty_string_that_changes_with_overlap(make_chunker: ChunkerFactory) -> None:
-    signatures = [make_chunker(overlap).signature for overlap in (0, 10, 20)]
-    assert all(isinstance(s, str) and s for s in signatures)
-    assert len(set(signatures)) == 3
-    assert make_chunker(10).signature == signatures[1]  # stable for equal settings
-
-
-def test_same_input_gives_the_same_chunks(make_chunker: ChunkerFactory) -> None:
-    chunker = make_chunker(10)
-    first = chunker.chunk(MIXED, Path("/workspace/mixed.md"))
-    assert chunker.chunk(MIXED, Path("/workspace/mixed.md")) == first
+    @pytest.fixture
+    def make_chunker(self) -> ChunkerFactory:
+        registry = PluginRegistry()
+        entry = registry.find("chunkers", "tree-sitter")
+        return lambda overlap: registry.build(entry, plugin_context("chunkers", "tree-sitter", chunk_size=64,
+                                                                    overlap=overlap))

@@ -26,16 +26,8 @@ import pytest
 
 from hermes_workspace.adapters.memory import HashEmbedder
 from hermes_workspace.domain.ports import Embedder
-from hermes_workspace.domain.semantic import cosine
-
-TEXTS = [
-    "how do I undo a release",
-    "Rollback procedures: if a wave fails, revert the deployment and page the on-call engineer.",
-    "def read_file(path):\n    return open(path).read()",
-    "The quick brown fox jumps over the lazy dog. " * 12,
-    "12345 + 678",
-]
-COVERAGE_TEXTS = ["", "how do I undo a release", "من هو عبد المطلب بن هاشم؟", "12345", "Café ☕ 日本語"]
+from hermes_workspace.testing import EmbedderContract
+from hermes_workspace.testing.embedder import COVERAGE_TEXTS, TEXTS, EmbedderFactory  # noqa: F401 - shared
 
 
 # -- helpers shared with the unit tests --------------------------------------------------------
@@ -148,7 +140,6 @@ class FakeEmbeddingServer:
 # -- the contract ------------------------------------------------------------------------------
 
 
-EmbedderFactory = Callable[[], Embedder]
 
 
 @pytest.fixture(scope="module")
@@ -177,46 +168,6 @@ def st_minilm() -> Embedder:
     return SentenceTransformersEmbedder("")
 
 
-@pytest.fixture(
-    params=[
-        "hash-fake",
-        "onnx",
-        "sentence-transformers",
-        "model2vec",
-        pytest.param("openai", marks=pytest.mark.enable_socket),
-    ]
-)
-def make_embedder(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[EmbedderFactory]:
-    """Builds embedders of one kind; two builds of a kind must be the same model."""
-    kind = request.param
-    if kind == "hash-fake":
-        yield lambda: HashEmbedder(dimensions=64)
-    elif kind == "onnx":
-        from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
-
-        shared = request.getfixturevalue("onnx_minilm")
-        yield _shared_then_fresh(shared, lambda: OnnxEmbedder("", cache_dir=shared.cache_dir, threads=2))
-    elif kind == "sentence-transformers":
-        from hermes_workspace.adapters.sentence_transformers_embedder import SentenceTransformersEmbedder
-
-        shared = request.getfixturevalue("st_minilm")
-        yield _shared_then_fresh(shared, lambda: SentenceTransformersEmbedder(""))
-    elif kind == "model2vec":
-        from hermes_workspace.adapters.model2vec_embedder import Model2VecEmbedder
-
-        folder = request.getfixturevalue("static_model_folder")
-        yield lambda: Model2VecEmbedder(str(folder))
-    else:
-        from hermes_workspace.adapters.openai_embedder import OpenAICompatibleEmbedder
-
-        with FakeEmbeddingServer(dims=24) as server:
-            yield lambda: OpenAICompatibleEmbedder(
-                server.base_url, "fake-embedding-model", consent=server.base_url, api_key_env="HERMES_TEST_NO_KEY"
-            )
-
-
 def _shared_then_fresh(shared: Embedder, build: EmbedderFactory) -> EmbedderFactory:
     """The loaded model first (loading it per test would cost seconds), new instances after:
     the signature test compares the two."""
@@ -224,53 +175,44 @@ def _shared_then_fresh(shared: Embedder, build: EmbedderFactory) -> EmbedderFact
     return lambda: shared if next(calls) == 0 else build()
 
 
-def _norm(vector: Any) -> float:
-    return math.sqrt(sum(x * x for x in vector))
+class TestHashFake(EmbedderContract):
+    @pytest.fixture
+    def make_embedder(self) -> EmbedderFactory:
+        return lambda: HashEmbedder(dimensions=64)
 
 
-def test_is_an_embedder(make_embedder: EmbedderFactory) -> None:
-    assert isinstance(make_embedder(), Embedder)
+class TestOnnx(EmbedderContract):
+    @pytest.fixture
+    def make_embedder(self, onnx_minilm: Embedder) -> EmbedderFactory:
+        from hermes_workspace.adapters.onnx_embedder import OnnxEmbedder
+
+        return _shared_then_fresh(onnx_minilm, lambda: OnnxEmbedder("", cache_dir=onnx_minilm.cache_dir, threads=2))
 
 
-def test_vectors_are_unit_float32_arrays_of_the_announced_length(make_embedder: EmbedderFactory) -> None:
-    embedder = make_embedder()
-    vectors = embedder.embed_documents(TEXTS)
-    assert len(vectors) == len(TEXTS)
-    for vector in vectors:
-        assert type(vector).__name__ == "array" and vector.typecode == "f"
-        assert len(vector) == embedder.dimensions
-        assert abs(_norm(vector) - 1.0) < 1e-5
-    query = embedder.embed_query(TEXTS[0])
-    assert query.typecode == "f" and len(query) == embedder.dimensions
-    assert abs(_norm(query) - 1.0) < 1e-5
+class TestSentenceTransformers(EmbedderContract):
+    @pytest.fixture
+    def make_embedder(self, st_minilm: Embedder) -> EmbedderFactory:
+        from hermes_workspace.adapters.sentence_transformers_embedder import SentenceTransformersEmbedder
+
+        return _shared_then_fresh(st_minilm, lambda: SentenceTransformersEmbedder(""))
 
 
-def test_order_is_kept(make_embedder: EmbedderFactory) -> None:
-    embedder = make_embedder()
-    forward = embedder.embed_documents(TEXTS)
-    backward = embedder.embed_documents(TEXTS[::-1])
-    for a, b in zip(forward, backward[::-1]):
-        assert cosine(a, b) > 0.9999
-    for text, vector in zip(TEXTS, forward):
-        assert cosine(embedder.embed_documents([text])[0], vector) > 0.9999
-    assert cosine(forward[0], forward[1]) < 0.999
+class TestModel2Vec(EmbedderContract):
+    @pytest.fixture
+    def make_embedder(self, static_model_folder: Path) -> EmbedderFactory:
+        from hermes_workspace.adapters.model2vec_embedder import Model2VecEmbedder
+
+        return lambda: Model2VecEmbedder(str(static_model_folder))
 
 
-def test_no_texts_give_no_vectors(make_embedder: EmbedderFactory) -> None:
-    assert make_embedder().embed_documents([]) == []
+@pytest.mark.enable_socket
+class TestOpenAICompatible(EmbedderContract):
+    @pytest.fixture
+    def make_embedder(self) -> Iterator[EmbedderFactory]:
+        from hermes_workspace.adapters.openai_embedder import OpenAICompatibleEmbedder
 
+        with FakeEmbeddingServer(dims=24) as server:
+            yield lambda: OpenAICompatibleEmbedder(
+                server.base_url, "fake-embedding-model", consent=server.base_url, api_key_env="HERMES_TEST_NO_KEY"
+            )
 
-def test_signature_is_stable_and_not_empty(make_embedder: EmbedderFactory) -> None:
-    first, second = make_embedder(), make_embedder()
-    signature = first.signature
-    assert isinstance(signature, str) and signature.strip()
-    assert first.signature == signature == second.signature
-
-
-def test_max_input_tokens_is_positive(make_embedder: EmbedderFactory) -> None:
-    assert make_embedder().max_input_tokens >= 1
-
-
-@pytest.mark.parametrize("text", COVERAGE_TEXTS)
-def test_coverage_is_a_share(make_embedder: EmbedderFactory, text: str) -> None:
-    assert 0.0 <= make_embedder().coverage(text) <= 1.0

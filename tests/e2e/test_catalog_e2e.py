@@ -212,6 +212,7 @@ def test_doctor_on_a_healthy_index(ws: Workspace) -> None:
         "tokenizer": "passed",
         "lock": "passed",
         "drift": "passed",
+        "plugins": "passed",  # every configured plugin loads
     }
     assert report.ok and report.exit_code == 0
     assert report.check("drift").data["sampled"] == 3
@@ -361,7 +362,7 @@ def test_cli_list_delete_doctor_status(capsys: pytest.CaptureFixture[str], ws: W
     code, data = run(capsys, "doctor")
     assert (code, data["ok"]) == (0, True)
     assert [c["name"] for c in data["checks"]] == [
-        "sqlite_integrity", "fulltext_index", "schema_version", "vectors", "tokenizer", "lock", "drift"
+        "sqlite_integrity", "fulltext_index", "schema_version", "vectors", "tokenizer", "lock", "drift", "plugins"
     ]
     (root / "docs/guide.md").write_text("drifted\n")
     code, data = run(capsys, "doctor")

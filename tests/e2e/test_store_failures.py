@@ -69,7 +69,8 @@ def test_a_full_disk_is_exit_74_and_the_next_run_finishes_the_work(
     def full_disk(path: Path, readonly: bool = False) -> SqliteFts5Store:
         return SqliteFts5Store(path, readonly=True) if readonly else FullDiskStore(path, headroom_pages=120)
 
-    monkeypatch.setattr("hermes_workspace.container.SqliteFts5Store", full_disk)
+    # The built-in store plugin builds its store from this module attribute when called.
+    monkeypatch.setattr("hermes_workspace.adapters.sqlite_fts5_store.SqliteFts5Store", full_disk)
     code, data = cli(capsys, "--quiet", "index")
     assert code == 74
     error = data["error"]
@@ -89,7 +90,7 @@ def test_a_full_disk_is_exit_74_and_the_next_run_finishes_the_work(
     stopped = [r for r in log_records(home) if r.get("event") == "index stopped: the index database failed"]
     assert [(r["files_indexed"], r["files_errored"], r["level"]) for r in stopped] == [(indexed, 0, "error")]
 
-    monkeypatch.setattr("hermes_workspace.container.SqliteFts5Store", SqliteFts5Store)  # space freed
+    monkeypatch.setattr("hermes_workspace.adapters.sqlite_fts5_store.SqliteFts5Store", SqliteFts5Store)  # space freed
     code, summary = cli(capsys, "--quiet", "index")
     assert code == 0
     assert (summary["files_indexed"], summary["files_errored"]) == (LATE_FILES - indexed, 0)

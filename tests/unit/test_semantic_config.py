@@ -40,7 +40,7 @@ def test_remote_consent_must_name_the_same_endpoint() -> None:
 @pytest.mark.parametrize(
     ("section", "data", "key"),
     [
-        ("embedder", {"provider": "bert"}, "knowledgebase.embedder.provider"),
+        ("embedder", {"provider": "bert base"}, "knowledgebase.embedder.provider"),  # not a plugin name
         ("embedder", {"provider": 3}, "knowledgebase.embedder.provider"),
         ("embedder", {"batch_size": 0}, "knowledgebase.embedder.batch_size"),
         ("embedder", {"batch_size": "32"}, "knowledgebase.embedder.batch_size"),
@@ -55,7 +55,7 @@ def test_remote_consent_must_name_the_same_endpoint() -> None:
         ("retriever", {"dense_top_k": 1001}, "knowledgebase.retriever.dense_top_k"),
         ("retriever", {"rrf_k": -1}, "knowledgebase.retriever.rrf_k"),
         ("retriever", {"rrf_k": 1.5}, "knowledgebase.retriever.rrf_k"),
-        ("reranker", {"provider": "cohere"}, "knowledgebase.reranker.provider"),
+        ("reranker", {"provider": "cohere/v2"}, "knowledgebase.reranker.provider"),
         ("reranker", {"top_n": 0}, "knowledgebase.reranker.top_n"),
         ("reranker", {"deadline_ms": 0}, "knowledgebase.reranker.deadline_ms"),
     ],

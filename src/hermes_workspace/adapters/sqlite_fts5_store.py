@@ -910,6 +910,44 @@ class SqliteFts5Store(IndexFileConnection):
 
         self._run("record the index run", run, write=True)
 
+    def record_plugins(self, bundle: Mapping[str, Any]) -> None:
+        """Store the plugin signature bundle of the index run that just ended in ``meta``
+        (optional capability, issue 11: ``status`` and ``plugins`` show it).
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        value = json.dumps(bundle, sort_keys=True, ensure_ascii=False)
+
+        def run(conn: apsw.Connection) -> None:
+            with self._write_transaction(conn):
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (_PLUGINS_KEY, value),
+                )
+
+        self._run("record the plugins", run, write=True)
+
+    def recorded_plugins(self) -> dict[str, Any] | None:
+        """The bundle :meth:`record_plugins` stored last, or ``None`` (never recorded, or an
+        unreadable value).
+
+        Raises:
+            StoreError: the database failed.
+        """
+
+        def run(conn: apsw.Connection) -> dict[str, Any] | None:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (_PLUGINS_KEY,)).fetchone()
+            if row is None:
+                return None
+            try:
+                value = json.loads(row[0])
+            except ValueError:
+                return None
+            return value if isinstance(value, dict) else None
+
+        return self._run("read the recorded plugins", run)
+
     _snapshot: apsw.Connection | None = None
     """The connection of the :meth:`read_snapshot` in progress (``None``: none)."""
 
@@ -1179,6 +1217,9 @@ _LAST_RUN_KEY = "last_index_at"
 
 _SKIPPED_KEY = "skipped_last_run"
 """``meta`` key: the last index run's skipped files by reason (a JSON object)."""
+
+_PLUGINS_KEY = "plugins"
+"""``meta`` key: the plugin signature bundle of the last index run (a JSON object, issue 11)."""
 
 
 def _unreadable(exc: StoreError) -> tuple[str, str]:

@@ -50,6 +50,7 @@ from hermes_workspace.domain.model import (
     SkippedFile,
     SourceFile,
 )
+from hermes_workspace.domain.plugins import file_signatures
 from hermes_workspace.domain.ports import (
     Chunker,
     Decoder,
@@ -359,7 +360,7 @@ class IndexWorkspace:
             with self.lock.hold():
                 self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
                 roots = self._roots()
-                signature = self.config.chunking_signature(self.chunker.signature)
+                signature = file_signatures(self.config, self.chunker)  # per file: its route's chunker
                 candidates, seen, unreadable = self._discover(roots, summary)
                 progress.start(len(candidates))
                 try:
@@ -417,7 +418,7 @@ class IndexWorkspace:
         return candidates, seen, unreadable
 
     def _index_candidates(
-        self, candidates: list[SourceFile], signature: str, summary: IndexSummary, progress: ProgressSink
+        self, candidates: list[SourceFile], signature: Callable[[Path], str], summary: IndexSummary, progress: ProgressSink
     ) -> None:
         """Plan every candidate (one record lookup each), then go through them in order: skip,
         or store the outcome of :func:`process_file`, computed here or ahead in worker
@@ -486,7 +487,7 @@ class IndexWorkspace:
     _graves: dict[Path, Tombstone] | None = None
     """The tombstones read at the start of the keyword pass (files removed by ``delete``)."""
 
-    def _plan(self, file: SourceFile, signature: str) -> _Step:
+    def _plan(self, file: SourceFile, signature: Callable[[Path], str]) -> _Step:
         grave = (self._graves or {}).get(file.path)
         if grave is not None:
             # Deleted by the user: out while its bytes are the deleted ones (a changed stat is
@@ -501,7 +502,7 @@ class IndexWorkspace:
         except Exception as exc:  # noqa: BLE001 - a store failure of this file, reported at its turn
             reraise_interrupt(exc)
             return _FileFailed("store", Problem.of(exc))
-        same_signature = existing is not None and existing.config_signature == signature
+        same_signature = existing is not None and existing.config_signature == signature(file.path)
         if same_signature and existing.same_stat(file.size, file.mtime_ns):
             return _UNCHANGED
         return FileTask(file, indexed=existing is not None, known_hash=existing.content_hash if same_signature else None)
@@ -546,7 +547,7 @@ class IndexWorkspace:
         )
 
     def _apply(
-        self, task: FileTask, outcome: FileOutcome, signature: str, summary: IndexSummary, batch: _BatchWriter
+        self, task: FileTask, outcome: FileOutcome, signature: Callable[[Path], str], summary: IndexSummary, batch: _BatchWriter
     ) -> None:
         file = task.file
         if outcome.fallback is not None:
@@ -575,7 +576,7 @@ class IndexWorkspace:
             path=file.path,
             root=file.root,
             content_hash=outcome.content_hash,
-            config_signature=signature,
+            config_signature=signature(file.path),
             size=outcome.size,
             mtime_ns=file.mtime_ns,
             modified_at=utc_iso(file.mtime_ns),

@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.errors import ConfigError
+from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Root
 
 MAX_FILE_MB_LIMIT = 1_000_000.0
@@ -42,16 +44,77 @@ class ChunkingConfig:
 
 
 EMBEDDER_PROVIDERS = ("none", "onnx", "sentence-transformers", "model2vec", "openai")
-"""``knowledgebase.embedder.provider`` values: ``none`` (keyword search only), ``onnx`` (a
+"""The built-in ``knowledgebase.embedder.provider`` values: ``none`` (keyword search only), ``onnx`` (a
 sentence-transformers model run with onnxruntime: fast start, the default when the ``semantic``
 extra is installed), ``sentence-transformers`` (the same with torch), ``model2vec`` (static
-embeddings), ``openai`` (an OpenAI-compatible HTTP endpoint; needs consent)."""
+embeddings), ``openai`` (an OpenAI-compatible HTTP endpoint; needs consent). Any other name is an
+installed plugin of the ``hermes_workspace.embedders`` entry-point group, checked against what is
+installed when the workspace is opened (not here: the domain does not look at installed
+packages)."""
 
 RETRIEVAL_MODES = ("auto", "keyword", "semantic", "hybrid")
 """``knowledgebase.retriever.mode``: ``auto`` is ``hybrid`` with an embedder, else ``keyword``."""
 
 RERANKER_PROVIDERS = ("none", "heuristic", "cross-encoder")
-"""``knowledgebase.reranker.provider`` values."""
+"""The built-in ``knowledgebase.reranker.provider`` values; any other name is an installed plugin
+of the ``hermes_workspace.rerankers`` group (see :data:`EMBEDDER_PROVIDERS`)."""
+
+DEFAULT_CHUNKER = "tree-sitter"
+"""The built-in chunker (:class:`~hermes_workspace.adapters.tree_sitter_chunker.TreeSitterChunker`),
+used for every file kind that ``knowledgebase.chunkers`` does not name."""
+
+DEFAULT_STORE = "sqlite-fts5"
+"""The built-in index store, ``knowledgebase.store.provider``'s default."""
+
+DEFAULT_SOURCE = "filesystem"
+"""The built-in file source, ``knowledgebase.source.provider``'s default."""
+
+CHUNKER_KINDS = ("markdown", "code", "text")
+"""File kinds a ``knowledgebase.chunkers`` key may name (:func:`~hermes_workspace.domain.filetypes.kind_for_path`)."""
+
+_PLUGIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+"""What an entry-point name may look like here: letters, digits, ``.``, ``_``, ``-`` (the
+names packaging tools accept, without spaces or ``=``)."""
+
+_SUFFIX = re.compile(r"^\.[^\s/\\.][^\s/\\]{0,31}$")
+"""A file suffix key of ``knowledgebase.chunkers``: a dot and up to 32 characters, no
+whitespace or slashes (``.rst``, ``.tar.gz`` is not a suffix: :attr:`Path.suffix` is ``.gz``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkerRoutes:
+    """``knowledgebase.chunkers``: which chunker (an entry-point name of the
+    ``hermes_workspace.chunkers`` group) handles which files. Several are active at once.
+
+    For a file, the first that applies wins: its suffix (``suffixes``, lower-case, ``".rst"``),
+    then its kind (``kinds``: ``markdown``, ``code`` or ``text``, as
+    :func:`~hermes_workspace.domain.filetypes.kind_for_path` decides), then ``default``.
+    ``route_for(path)`` says which key that is (``".rst"``, ``"markdown"``, ``"default"``)."""
+
+    default: str = DEFAULT_CHUNKER
+    kinds: tuple[tuple[str, str], ...] = ()
+    suffixes: tuple[tuple[str, str], ...] = ()
+
+    def route_for(self, path: Path) -> str:
+        """The key of ``knowledgebase.chunkers`` that decides ``path``'s chunker."""
+        suffix = path.suffix.lower()
+        if suffix and any(key == suffix for key, _ in self.suffixes):
+            return suffix
+        kind = kind_for_path(path)
+        if any(key == kind for key, _ in self.kinds):
+            return kind
+        return "default"
+
+    def name_for_route(self, route: str) -> str:
+        """The chunker name of a key (``"default"``, a kind or a suffix)."""
+        for key, name in (*self.suffixes, *self.kinds):
+            if key == route:
+                return name
+        return self.default
+
+    def routes(self) -> list[tuple[str, str]]:
+        """Every ``(key, chunker name)``: ``default`` first, then kinds, then suffixes."""
+        return [("default", self.default), *self.kinds, *self.suffixes]
 
 DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
 """The local model used when ``knowledgebase.embedder.model`` is empty: the copy of
@@ -214,6 +277,19 @@ class WorkspaceConfig:
     retrieval_mode: str = "off"
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     handles: HandlesConfig = field(default_factory=HandlesConfig)
+    chunkers: ChunkerRoutes = field(default_factory=ChunkerRoutes)
+    store: str = DEFAULT_STORE
+    source: str = DEFAULT_SOURCE
+    plugin_options: tuple[tuple[str, Any], ...] = ()
+    """``knowledgebase.plugins``: ``(name, options)`` pairs, options a plain mapping (YAML
+    values only) handed to the plugin of that name as :attr:`PluginContext.options`."""
+
+    def options_for(self, name: str) -> dict[str, Any]:
+        """The options ``knowledgebase.plugins.<name>`` gives (a new plain dict; ``{}`` when none)."""
+        for key, options in self.plugin_options:
+            if key == name:
+                return _plain(options)
+        return {}
 
     @property
     def default_mode(self) -> str:
@@ -335,6 +411,10 @@ class WorkspaceConfig:
             chunking=ChunkingConfig(chunk_size=chunk_size, overlap=overlap, threshold=threshold),
             max_file_mb=float(max_file_mb),
             default_limit=default_limit,
+            chunkers=_chunkers(kb.get("chunkers")),
+            store=_provider_section(kb, "store", DEFAULT_STORE),
+            source=_provider_section(kb, "source", DEFAULT_SOURCE),
+            plugin_options=_plugin_options(kb.get("plugins")),
         )
 
 
@@ -420,8 +500,10 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path"}),
     "knowledgebase": frozenset(
         {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
-         "handles"}
+         "handles", "chunkers", "store", "source", "plugins"}
     ),
+    "knowledgebase.store": frozenset({"provider"}),
+    "knowledgebase.source": frozenset({"provider"}),
     "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
     "knowledgebase.roots[]": frozenset({"path", "recursive"}),
     "knowledgebase.chunking": frozenset({"chunk_size", "overlap", "threshold"}),
@@ -493,7 +575,7 @@ def _check_top_level(data: Mapping[str, Any]) -> None:
 def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
     p = "knowledgebase.embedder."
     _check_keys(data, "knowledgebase.embedder")
-    provider = _choice(data, "provider", "none", p + "provider", EMBEDDER_PROVIDERS)
+    provider = _plugin_name(data, "provider", "none", p + "provider")
     batch_size = _int(data, "batch_size", 32, p + "batch_size")
     dimensions = _int(data, "dimensions", 0, p + "dimensions")
     timeout_s = _number(data, "timeout_s", 30.0, p + "timeout_s")
@@ -585,7 +667,7 @@ def _handles(data: Mapping[str, Any]) -> HandlesConfig:
 def _reranker(data: Mapping[str, Any]) -> RerankerConfig:
     p = "knowledgebase.reranker."
     _check_keys(data, "knowledgebase.reranker")
-    provider = _choice(data, "provider", "none", p + "provider", RERANKER_PROVIDERS)
+    provider = _plugin_name(data, "provider", "none", p + "provider")
     top_n = _int(data, "top_n", 20, p + "top_n")
     deadline_ms = _int(data, "deadline_ms", 2_000, p + "deadline_ms")
     if not 1 <= top_n <= MAX_TOP_K:
@@ -596,7 +678,7 @@ def _reranker(data: Mapping[str, Any]) -> RerankerConfig:
             f"{p}model must be the folder of a cross-encoder for the cross-encoder provider",
             hint="No cross-encoder is bundled and none is downloaded; give a local folder, or use provider: heuristic.",
         )
-    if provider != "cross-encoder" and model:
+    if provider in ("none", "heuristic") and model:
         raise ConfigError(f"{p}model is read by the cross-encoder provider only (provider is {provider})")
     if not 1 <= deadline_ms <= 600_000:
         raise ConfigError(f"{p}deadline_ms must be >= 1 and <= 600000, got {deadline_ms}")
@@ -655,3 +737,108 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
         if all(r.path != path for r in roots):
             roots.append(Root(path=path, recursive=recursive))
     return tuple(roots)
+
+
+# -- plugins (issue 11): chunkers by file kind, store, source, per-plugin options --------------------
+
+
+def _plugin_name(data: Mapping[str, Any], key: str, default: str, name: str) -> str:
+    """An entry-point name (or ``none``): shape only; whether it is installed is the registry's
+    business when the workspace is opened."""
+    value = _str(data, key, default, name) or default
+    if not _PLUGIN_NAME.match(value):
+        raise ConfigError(
+            f"{name} must be a plugin name (letters, digits, '.', '_', '-'), got {value!r}",
+            hint="Run `hermes-workspace plugins` to see the installed plugins and their names.",
+        )
+    return value
+
+
+def _chunkers(value: Any) -> ChunkerRoutes:
+    """``knowledgebase.chunkers``: a mapping of ``default``, a kind (:data:`CHUNKER_KINDS`) or a
+    suffix (``.rst``) to a chunker name; suffix keys are case-insensitive (stored lower-case)."""
+    p = "knowledgebase.chunkers"
+    if value is None:
+        return ChunkerRoutes()
+    if isinstance(value, str):  # one name for every file
+        return ChunkerRoutes(default=_plugin_name({"default": value}, "default", DEFAULT_CHUNKER, p))
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{p} must be a mapping of file kinds or suffixes to chunker names, got {_kind(value)}",
+            hint="For example: {default: tree-sitter, markdown: tree-sitter, '.rst': my-chunker}.",
+        )
+    default = DEFAULT_CHUNKER
+    kinds: dict[str, str] = {}
+    suffixes: dict[str, str] = {}
+    for raw_key, raw_name in value.items():
+        key = str(raw_key).strip()
+        name = _plugin_name({"v": raw_name}, "v", "", f"{p}.{key}") if isinstance(raw_name, str) and raw_name.strip() \
+            else None
+        if name is None or name == "none":
+            raise ConfigError(
+                f"{p}.{key} must name a chunker, got {raw_name!r}",
+                hint="Run `hermes-workspace plugins` to see the installed chunkers.",
+            )
+        if key == "default":
+            default = name
+        elif key in CHUNKER_KINDS:
+            kinds[key] = name
+        elif _SUFFIX.match(key):
+            lowered = key.lower()
+            if lowered in suffixes:
+                raise ConfigError(f"{p} names the suffix {lowered} twice (suffixes are case-insensitive)")
+            suffixes[lowered] = name
+        else:
+            raise ConfigError(
+                f"unknown key {p}.{key}",
+                hint=f"Keys are default, {', '.join(CHUNKER_KINDS)}, or a file suffix starting with a dot (.rst).",
+            )
+    return ChunkerRoutes(
+        default=default,
+        kinds=tuple(sorted(kinds.items())),
+        suffixes=tuple(sorted(suffixes.items())),
+    )
+
+
+def _provider_section(kb: Mapping[str, Any], key: str, default: str) -> str:
+    data = _section(kb, key, prefix="knowledgebase.")
+    _check_keys(data, f"knowledgebase.{key}")
+    name = _plugin_name(data, "provider", default, f"knowledgebase.{key}.provider")
+    if name == "none":
+        raise ConfigError(f"knowledgebase.{key}.provider cannot be none", hint=f"The built-in one is {default}.")
+    return name
+
+
+def _plugin_options(value: Any) -> tuple[tuple[str, Any], ...]:
+    """``knowledgebase.plugins``: plugin name -> a mapping of that plugin's own settings (not
+    validated here: the plugin reads them)."""
+    p = "knowledgebase.plugins"
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{p} must be a mapping of plugin names to their settings, got {_kind(value)}")
+    pairs = []
+    for name, options in value.items():
+        if not isinstance(name, str) or not _PLUGIN_NAME.match(name):
+            raise ConfigError(f"{p} keys must be plugin names, got {name!r}")
+        if options is None:
+            options = {}
+        if not isinstance(options, Mapping):
+            raise ConfigError(
+                f"{p}.{name} must be a mapping of settings, got {_kind(options)}",
+                hint=f"For example: {p}.{name}: {{min_words: 20}}.",
+            )
+        pairs.append((name, _plain(options)))
+    return tuple(sorted(pairs, key=lambda pair: pair[0]))
+
+
+def _plain(value: Any) -> Any:
+    """YAML data as plain ``dict``/``list``/scalars (a ruamel mapping is not what a plugin expects,
+    and it must cross to worker processes)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return str(value)

@@ -39,6 +39,18 @@ class ConfigError(WorkspaceError):
     default_hint = "Fix the value in config.yaml (HERMES_HOME/config.yaml) and run the command again."
 
 
+class UnknownPluginError(ConfigError):
+    """Config names a plugin that no installed package provides in that category (EX_CONFIG).
+    ``installed`` lists the names that are (the message lists them too)."""
+
+    code = "plugin_unknown"
+    exit_code = 78
+
+    def __init__(self, message: str, *, installed: tuple[str, ...] = (), hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.installed = installed
+
+
 class ConfigWriteError(WorkspaceError):
     """The configuration file cannot be written (EX_CANTCREAT)."""
 

@@ -1,7 +1,8 @@
 """Ports: the small interfaces the application depends on. No library type crosses them.
 
-Every port has an in-memory fake in :mod:`hermes_workspace.adapters.memory`, and the contract suite
-in ``tests/contract`` runs each port against its fake and its real adapters.
+Every port has an in-memory fake in :mod:`hermes_workspace.adapters.memory`, and the contract suites
+(:mod:`hermes_workspace.testing`, run by ``tests/contract``) run each port against its fake and its
+real adapters; plugin authors subclass them.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ class Chunker(Protocol):
 
     @property
     def signature(self) -> str:
-        """Name, version and settings; a change re-indexes every file."""
+        """Name, version and settings; a change re-chunks the files this chunker handles
+        (:func:`~hermes_workspace.domain.plugins.file_signatures`)."""
         ...
 
     def chunk(self, text: str, path: Path) -> list[Chunk]:

@@ -11,7 +11,7 @@
 Any adapter can be replaced when opening, by its provider name in the container
 (``store``, ``search_store``, ``chunker``, ``fallback_chunker``, ``decoder``, ``file_source``,
 ``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``,
-``token_counter``, ``result_sets``), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
+``token_counter``, ``result_sets``, ``plugin_registry``: the installed plugins), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
 ``search_store`` unless that is given too, and keeps result sets (handles) in memory unless
 ``result_sets`` is given too.
@@ -38,14 +38,21 @@ from hermes_workspace.application.verification import ReadResult
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
 from hermes_workspace.application.catalog import STALE_SAMPLE, absolute, sample_drift
 from hermes_workspace.application.retrieve import TURN_MODES, enrich_query, looks_workspace_relevant, user_texts
-from hermes_workspace.domain.catalog import DeleteResult, DoctorReport, FileListing
-from hermes_workspace.domain.errors import IndexNotFoundError, NotIndexedError, UsageError, WorkspaceError
+from hermes_workspace.domain.catalog import DeleteResult, DoctorCheck, DoctorReport, FileListing
+from hermes_workspace.domain.errors import (
+    IndexNotFoundError,
+    NotIndexedError,
+    UnknownPluginError,
+    UsageError,
+    WorkspaceError,
+)
 from hermes_workspace.domain.packing import RetrievePack
 from hermes_workspace.domain.paths import escape_json_surrogates
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.domain.semantic import SEARCH_MODES
 from hermes_workspace.entrypoints.logging_setup import configure_library_logging
+from hermes_workspace.registry import PluginListing, plugin_listing
 
 ProgressCallback = Callable[[int, int, Path], object]
 """``callback(position, total, path)``: file ``position`` (1-based) of ``total`` is being indexed."""
@@ -65,6 +72,7 @@ REPLACEABLE = (
     "reranker",
     "token_counter",
     "result_sets",
+    "plugin_registry",
 )
 
 
@@ -304,9 +312,48 @@ class Workspace:
         # running index's transaction (seconds) before the run found the lock taken.
         with lock.hold() if isinstance(lock, FileIndexLock) else contextlib.nullcontext():
             if workers is None or self._container.index_pool.overridden:
-                return self._container.index_workspace().execute(sink)
-            with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
-                return self._container.index_workspace().execute(sink)
+                summary = self._container.index_workspace().execute(sink)
+            else:
+                with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
+                    summary = self._container.index_workspace().execute(sink)
+            self._record_plugins()
+            return summary
+
+    def _record_plugins(self) -> None:
+        """Remember the plugin signature bundle with the index (a store that can; not when the
+        chunker is an object given to :meth:`open`, which has no plugin name)."""
+        record = getattr(self._container.store(), "record_plugins", None)
+        if record is not None and not self._container.chunker.overridden:
+            record(self._container.plugins().bundle())
+
+    def plugins(self) -> PluginListing:
+        """The installed plugins (entry points of the ``hermes_workspace.*`` groups): per plugin
+        ``name, category, distribution, version, target, builtin, status`` (``ok``, ``broken``
+        with its ``error``, or ``shadowed`` by another package's plugin of the same name),
+        ``active`` and ``used_for`` (chunkers: the ``knowledgebase.chunkers`` keys it serves),
+        ``signature`` (active chunkers); the ``signature`` of the current selection, the one the
+        index was built with (``indexed_signature``), ``up_to_date``, and ``notes`` (a broken
+        plugin replaced by its default; a configured name that is not installed). Imports each
+        plugin's module to find the broken ones; never raises for a bad plugin or config name.
+
+        Raises:
+            ConfigError: config.yaml cannot be read (bad YAML, a bad value other than a plugin name).
+        """
+        container = self._container
+        selection, notes = None, []
+        try:
+            selection = container.plugins()
+        except UnknownPluginError as exc:
+            notes.append(f"{exc.message}. {exc.hint}")
+        recorded = self._recorded_plugins() if selection is not None else None  # the store is a plugin too
+        return plugin_listing(container.plugin_registry(), selection, recorded=recorded, notes=notes)
+
+    def _recorded_plugins(self) -> dict[str, Any] | None:
+        try:
+            read = getattr(self._container.search_store(), "recorded_plugins", None)
+        except IndexNotFoundError:
+            return None
+        return read() if read is not None else None
 
     def search(
         self,
@@ -589,7 +636,23 @@ class Workspace:
         lock, and drift between the index and the disk on a sample of up to 200 files. Each check
         is ``passed``, ``failed`` or ``incomplete``; ``report.ok`` is False when one failed.
         Never raises for a damaged index (that is a failed check)."""
-        return self._container.doctor().execute()
+        report = self._container.doctor().execute()
+        return replace(report, checks=(*report.checks, self._plugin_check()))
+
+    def _plugin_check(self) -> DoctorCheck:
+        """``doctor``'s ``plugins`` check: failed when a configured plugin is broken (its default
+        stands in) or config names one that is not installed."""
+        try:
+            plugins = self._container.plugins()
+            plugins.chunker()
+            self._container.embedder()
+            self._container.reranker()
+        except WorkspaceError as exc:
+            return DoctorCheck("plugins", "failed", exc.message, {"code": exc.code})
+        notes = plugins.notes
+        if notes:
+            return DoctorCheck("plugins", "failed", "; ".join(notes), {"broken": len(notes)})
+        return DoctorCheck("plugins", "passed", "every configured plugin loads")
 
     def semantic_status(self) -> dict[str, Any]:
         """What semantic search can do now, without embedding anything: ``{"status"`` (see
@@ -647,7 +710,25 @@ class Workspace:
         }
         if not status.indexed:
             data["note"] = "nothing is indexed yet: run `hermes-workspace index`"
+        data["plugins"] = self._plugin_status()
         return data
+
+    def _plugin_status(self) -> dict[str, Any]:
+        """``status``'s ``plugins``: ``{"signature", "indexed_signature", "up_to_date", "notes"}``
+        (see :meth:`plugins`), without importing the plugins nobody selected."""
+        plugins = self._container.plugins()
+        if not self._container.chunker.overridden:
+            signature = plugins.bundle()["signature"]
+        else:
+            signature = None
+        recorded = self._recorded_plugins()
+        indexed = (recorded or {}).get("signature")
+        return {
+            "signature": signature,
+            "indexed_signature": indexed,
+            "up_to_date": None if indexed is None or signature is None else indexed == signature,
+            "notes": plugins.notes,
+        }
 
     def close(self) -> None:
         """Close the database connections this object opened (idempotent). Every other method

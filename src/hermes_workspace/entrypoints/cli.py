@@ -397,6 +397,32 @@ def doctor_command() -> _Output:
 
 
 
+@app.command(name="plugins")
+def plugins_command() -> _Output:
+    """List the installed plugins (chunkers, converters, embedders, rerankers, stores, sources):
+    version, package, target, whether each is active and for which file kinds, broken ones with
+    their error, and the signature of the selection against the one the index was built with."""
+    with _workspace() as ws:
+        listing = ws.plugins()
+    data = listing.to_json()
+    return _Output(data, lambda con: _human_plugins(con, data))
+
+
+def _human_plugins(console: Any, data: dict[str, Any]) -> None:
+    for p in data["plugins"]:
+        state = "active" + (f" ({', '.join(p['used_for'])})" if p["used_for"] else "") if p["active"] else p["status"]
+        origin = "builtin" if p["builtin"] else f"{p['distribution'] or '?'} {p['version'] or ''}".strip()
+        line = f"{p['category']:<10} {p['name']:<22} {state:<28} {origin}"
+        if p["error"]:
+            line += f"  [{p['error']}]"
+        console.print(_safe(line), markup=False)
+    if data["indexed_signature"] is not None:
+        console.print("index built with these plugins" if data["up_to_date"]
+                      else "index built with other plugins: `index` re-does what they change", markup=False)
+    for note in data["notes"]:
+        console.print(_safe(f"note: {note}"), markup=False)
+
+
 def _human_listing(console: Any, listing: Any) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -490,6 +516,8 @@ def _human_status(console: Any, data: dict[str, Any]) -> None:
     console.print(_safe(line), markup=False)
     if semantic["note"]:
         console.print(_safe(f"note: {semantic['note']}"), markup=False)
+    for note in data.get("plugins", {}).get("notes", []):
+        console.print(_safe(f"plugin: {note}"), markup=False)
 
 
 @app.meta.default

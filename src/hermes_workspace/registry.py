@@ -1,0 +1,592 @@
+"""The plugin registry (issue 11): installed plugins by standard entry points, one group per
+category (``hermes_workspace.chunkers``, ``.converters``, ``.embedders``, ``.rerankers``,
+``.stores``, ``.sources``; see :data:`~hermes_workspace.domain.plugins.CATEGORIES`).
+
+Listing and finding plugins reads distribution metadata only (no plugin module is imported);
+:meth:`PluginRegistry.build` imports the one selected, calls its factory with a
+:class:`~hermes_workspace.domain.plugins.PluginContext` and checks that the result satisfies the
+category's port. Our own built-ins come through the same entry points (pyproject.toml); when the
+installed metadata of ``hermes-workspace`` predates them (a source tree run with an old install),
+:data:`BUILTIN_ENTRY_POINTS`, the same table, stands in, so the built-ins never go missing (a
+test keeps both equal).
+
+Tests inject entries (``PluginRegistry(entries=[PluginEntry(...)])``) instead of installing
+packages.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_workspace.domain.errors import UnknownPluginError, WorkspaceError
+from hermes_workspace.domain.plugins import CATEGORIES, ENTRY_POINT_PREFIX, PluginContext
+
+BUILTIN_DISTRIBUTION = "hermes-workspace"
+"""The distribution whose entry points are built-in plugins."""
+
+_FACTORIES = "hermes_workspace.adapters.builtin_plugins"
+
+BUILTIN_ENTRY_POINTS: dict[str, dict[str, str]] = {
+    "chunkers": {"tree-sitter": f"{_FACTORIES}:tree_sitter_chunker", "chonkie": f"{_FACTORIES}:chonkie_chunker"},
+    "embedders": {
+        "onnx": f"{_FACTORIES}:onnx_embedder",
+        "sentence-transformers": f"{_FACTORIES}:sentence_transformers_embedder",
+        "model2vec": f"{_FACTORIES}:model2vec_embedder",
+        "openai": f"{_FACTORIES}:openai_embedder",
+    },
+    "rerankers": {"heuristic": f"{_FACTORIES}:heuristic_reranker", "cross-encoder": f"{_FACTORIES}:cross_encoder_reranker"},
+    "stores": {"sqlite-fts5": f"{_FACTORIES}:sqlite_fts5_store"},
+    "sources": {"filesystem": f"{_FACTORIES}:filesystem_source"},
+    "converters": {
+        "pypdf": "hermes_workspace.adapters.pypdf_converter:PypdfConverter",
+        "python-docx": "hermes_workspace.adapters.python_docx_converter:PythonDocxConverter",
+        "python-pptx": "hermes_workspace.adapters.python_pptx_converter:PythonPptxConverter",
+        "openpyxl": "hermes_workspace.adapters.openpyxl_converter:OpenpyxlConverter",
+        "markitdown": "hermes_workspace.adapters.markitdown_converter:MarkitdownConverter",
+    },
+}
+"""The entry points of pyproject.toml, ``category -> name -> "module:attribute"``."""
+
+DEFAULTS: dict[str, str | None] = {
+    "chunkers": "tree-sitter",
+    "embedders": "none",
+    "rerankers": "none",
+    "stores": "sqlite-fts5",
+    "sources": "filesystem",
+    "converters": None,
+}
+"""What a category falls back to when the configured plugin is broken (``none``: no embedder
+or reranker; converters have no default: a suffix without a working converter is skipped)."""
+
+SINGULAR = {
+    "chunkers": "chunker", "converters": "converter", "embedders": "embedder", "rerankers": "reranker",
+    "stores": "store", "sources": "source",
+}
+
+
+class PluginBrokenError(WorkspaceError):
+    """A plugin could not be loaded or built, or built something that is not its category's
+    port (EX_UNAVAILABLE). Raised only where nothing can stand in for it (the built-in default
+    itself is broken); otherwise its category falls back with a note."""
+
+    code = "plugin_broken"
+    exit_code = 69
+    default_hint = "Run `hermes-workspace plugins` to see the error; reinstall the package or choose another plugin."
+
+
+@dataclass(frozen=True, slots=True)
+class PluginEntry:
+    """One installed entry point: ``name`` in ``category``, ``target`` (``module:attribute``),
+    the ``distribution`` and ``version`` providing it (``None`` when unknown). ``loader``
+    replaces importing ``target`` (tests)."""
+
+    category: str
+    name: str
+    target: str
+    distribution: str | None = None
+    version: str | None = None
+    loader: Callable[[], Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def builtin(self) -> bool:
+        """True for our own distribution's entries."""
+        return self.distribution == BUILTIN_DISTRIBUTION
+
+    def load(self) -> Any:
+        """The factory the entry point names (imports its module).
+
+        Raises:
+            Exception: whatever importing raises (``ImportError``, ``AttributeError``...).
+        """
+        if self.loader is not None:
+            return self.loader()
+        return load_target(self.target)
+
+
+def load_target(target: str) -> Any:
+    """The object ``"package.module:attribute.path"`` names, resolved as ``EntryPoint.load`` does
+    (without importing :mod:`importlib.metadata`, which a search does not need).
+
+    Raises:
+        ImportError: the module cannot be imported.
+        AttributeError: it has no such attribute.
+    """
+    module, _, attribute = target.partition(":")
+    obj = importlib.import_module(module.strip())
+    for part in filter(None, attribute.strip().split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def installed_entries() -> list[PluginEntry]:
+    """Every entry point of the plugin groups, from installed distribution metadata (nothing is
+    imported), plus :data:`BUILTIN_ENTRY_POINTS` when no installed metadata of ours has them."""
+    # The root package is always imported before this module (importing it by name would make the
+    # layer checker follow its lazy exports up to the entry points).
+    version = getattr(sys.modules.get("hermes_workspace"), "__version__", None)
+    import importlib.metadata
+
+    entries: list[PluginEntry] = []
+    selected = importlib.metadata.entry_points()
+    for category in CATEGORIES:
+        for point in selected.select(group=ENTRY_POINT_PREFIX + category):
+            dist = getattr(point, "dist", None)
+            name = dist.metadata["Name"] if dist is not None else None
+            entries.append(PluginEntry(
+                category, point.name, point.value,
+                distribution=_canonical(name) if name else None,
+                version=dist.version if dist is not None else None,
+            ))
+    if not any(entry.builtin for entry in entries):
+        entries.extend(builtin_entries(version))
+    return entries
+
+
+def builtin_entries(version: str | None = None) -> list[PluginEntry]:
+    """:data:`BUILTIN_ENTRY_POINTS` as entries of our distribution."""
+    return [
+        PluginEntry(category, name, target, distribution=BUILTIN_DISTRIBUTION, version=version)
+        for category, names in BUILTIN_ENTRY_POINTS.items()
+        for name, target in names.items()
+    ]
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+class PluginRegistry:
+    """The installed plugins (``entries``; default: :func:`installed_entries`, read on first
+    use). When two distributions register one name in one category, ours wins, else the first by
+    distribution name; the others are listed as shadowed (:meth:`shadowed`)."""
+
+    def __init__(self, entries: Iterable[PluginEntry] | None = None) -> None:
+        self._given = list(entries) if entries is not None else None
+        self._winners: dict[tuple[str, str], PluginEntry] | None = None
+        self._shadowed: list[PluginEntry] = []
+        self._builtins: dict[tuple[str, str], PluginEntry] | None = None
+
+    def _index(self) -> dict[tuple[str, str], PluginEntry]:
+        if self._winners is None:
+            entries = self._given if self._given is not None else installed_entries()
+            ordered = sorted(entries, key=lambda e: (e.category, e.name, not e.builtin, e.distribution or ""))
+            winners: dict[tuple[str, str], PluginEntry] = {}
+            for entry in ordered:
+                if entry.category not in CATEGORIES:
+                    continue
+                key = (entry.category, entry.name)
+                if key in winners:
+                    self._shadowed.append(entry)
+                else:
+                    winners[key] = entry
+            self._winners = winners
+        return self._winners
+
+    def entries(self, category: str | None = None) -> list[PluginEntry]:
+        """The plugins in effect, by category then name (all categories when ``None``)."""
+        return [e for key, e in sorted(self._index().items()) if category is None or key[0] == category]
+
+    def shadowed(self) -> list[PluginEntry]:
+        """Entries hidden by another distribution's entry of the same category and name."""
+        self._index()
+        return list(self._shadowed)
+
+    def names(self, category: str) -> list[str]:
+        """Installed names in ``category``, sorted; no plugin module is imported."""
+        return [e.name for e in self.entries(category)]
+
+    def find(self, category: str, name: str, *, setting: str | None = None) -> PluginEntry:
+        """The entry of ``name`` in ``category``.
+
+        Raises:
+            UnknownPluginError: none is installed; the message names ``setting`` (the config key)
+                and lists the installed names of the category.
+        """
+        if self._given is None and self._winners is None:
+            # Ours wins any name clash, so a built-in name is found without reading every
+            # installed distribution's metadata (about 0.1 s in a large environment; a search
+            # that names only built-ins never pays it).
+            if self._builtins is None:
+                version = getattr(sys.modules.get("hermes_workspace"), "__version__", None)
+                self._builtins = {(e.category, e.name): e for e in builtin_entries(version)}
+            builtin = self._builtins.get((category, name))
+            if builtin is not None:
+                return builtin
+        entry = self._index().get((category, name))
+        if entry is not None:
+            return entry
+        installed = tuple(self.names(category))
+        where = f"{setting}: " if setting else ""
+        listing = ", ".join(installed) if installed else "none"
+        raise UnknownPluginError(
+            f"{where}no {SINGULAR[category]} plugin named {name!r} is installed "
+            f"(installed {category}: {listing})",
+            installed=installed,
+            hint=f"Choose one of the installed {category}, or install the package that provides {name!r} "
+                 f"(entry-point group {ENTRY_POINT_PREFIX}{category}); `hermes-workspace plugins` lists them.",
+        )
+
+    def build(self, entry: PluginEntry, context: PluginContext) -> Any:
+        """Load ``entry``, call its factory with ``context`` (its ``from_context`` class method
+        when it has one) and check the result against the category's port.
+
+        Raises:
+            PluginBrokenError: loading or the factory raised (the message names the exception),
+                or the result is not the category's port.
+        """
+        what = f"{SINGULAR[entry.category]} plugin {entry.name!r} ({entry.target})"
+        try:
+            factory = entry.load()
+        except Exception as exc:  # noqa: BLE001 - any import failure makes the plugin broken
+            raise PluginBrokenError(f"{what} cannot be loaded: {type(exc).__name__}: {exc}") from exc
+        make = getattr(factory, "from_context", factory)
+        if not callable(make):
+            raise PluginBrokenError(f"{what} is not callable (a factory taking a PluginContext is expected)")
+        try:
+            built = make(context)
+        except Exception as exc:  # noqa: BLE001 - any failure of a plugin's factory is reported
+            raise PluginBrokenError(f"{what} failed when built: {type(exc).__name__}: {exc}") from exc
+        missing = missing_members(entry.category, built)
+        if missing:
+            raise PluginBrokenError(
+                f"{what} built a {type(built).__name__}, which lacks {', '.join(missing)} "
+                f"of the {SINGULAR[entry.category]} port"
+            )
+        return built
+
+
+_PORT_MEMBERS: dict[str, tuple[str, ...]] = {
+    "chunkers": ("signature", "chunk"),
+    "embedders": ("signature", "dimensions", "max_input_tokens", "embed_documents", "embed_query", "coverage"),
+    "rerankers": ("name", "rerank"),
+    "stores": ("get_file", "file_records", "replace_file", "file_chunks", "touch_file", "delete_files", "batch",
+               "search", "status", "record_exclusions", "list_files", "tombstones", "add_tombstones",
+               "remove_tombstones", "record_run", "check_integrity", "close"),
+    "sources": ("discover", "read_bytes"),
+    "converters": ("convert",),
+}
+"""What each category's port requires (:mod:`hermes_workspace.domain.ports`), checked by name
+on the class, so that no property is evaluated (an embedder's ``dimensions`` may load its model)."""
+
+
+def missing_members(category: str, obj: Any) -> list[str]:
+    """The members of the category's port that ``obj`` lacks (``[]``: it has the shape)."""
+    kind = type(obj)
+    return [name for name in _PORT_MEMBERS[category] if not hasattr(kind, name) and not hasattr(obj, name)]
+
+
+# -- the active selection: what config asks for, built with fallbacks -----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """One category's (or one chunker route's) selection: ``configured`` is the name config
+    asks for, ``used`` the plugin in use (the category's default when ``configured`` is broken,
+    ``error`` then saying why), ``routes`` the config keys it serves (chunkers: ``default``,
+    kinds, suffixes; other categories: the category's singular)."""
+
+    category: str
+    configured: str
+    used: str
+    routes: tuple[str, ...]
+    error: str | None = None
+
+    @property
+    def note(self) -> str | None:
+        """The message shown in ``status`` and the log when ``configured`` fell back."""
+        if self.error is None:
+            return None
+        return f"{self.error}; using {self.used} instead for {', '.join(self.routes)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkerPlan:
+    """A picklable recipe of the routed chunker for worker processes: per route key, the plugin
+    name, its target and its context (the worker imports the target and calls it, so that a
+    third-party chunker runs in the workers too). Only plugins that built in the parent are in it."""
+
+    routes: Any  # ChunkerRoutes
+    chunkers: tuple[tuple[str, str, str, PluginContext], ...]  # (route, name, target, context)
+
+    def build(self) -> Any:
+        """The :class:`~hermes_workspace.domain.plugins.RoutedChunker` (raises what a factory raises)."""
+        from hermes_workspace.domain.plugins import RoutedChunker
+
+        built = {}
+        for route, name, target, context in self.chunkers:
+            factory = load_target(target)
+            built[route] = (name, getattr(factory, "from_context", factory)(context), context.options)
+        return RoutedChunker(self.routes, built)
+
+
+class PluginSelection:
+    """The plugins config selects (``knowledgebase.chunkers``, ``.embedder.provider``,
+    ``.reranker.provider``, ``.store.provider``, ``.source.provider``), checked against the
+    registry when created and built on first use, each once.
+
+    Raises (when created): :class:`UnknownPluginError` for a name that is not installed. A
+    plugin that fails to load or build is logged, noted (:attr:`notes`) and replaced by its
+    category's default (:data:`DEFAULTS`); when the default itself fails, its error is raised
+    (a :class:`WorkspaceError` as is, e.g. ``MissingExtraError``; anything else as
+    :class:`PluginBrokenError`).
+    """
+
+    def __init__(self, registry: PluginRegistry, config: Any, home: Any, models_dir: Any,
+                 internal_dirs: tuple[Any, ...] = ()) -> None:
+        self.registry = registry
+        self.config = config
+        self.home = home
+        self.models_dir = models_dir
+        self.internal_dirs = tuple(internal_dirs)
+        self._activations: dict[tuple[str, str], Activation] = {}
+        self._chunker: Any = None
+        self._plan: ChunkerPlan | None = None
+        self._cache: dict[str, Any] = {}
+        # Unknown names fail now, before anything is built or opened.
+        for route, name in config.chunkers.routes():
+            registry.find("chunkers", name, setting=f"knowledgebase.chunkers.{route}")
+        for category, name, setting in self._singles():
+            if name != "none":
+                registry.find(category, name, setting=setting)
+
+    def _singles(self) -> list[tuple[str, str, str]]:
+        c = self.config
+        return [
+            ("embedders", c.embedder.provider, "knowledgebase.embedder.provider"),
+            ("rerankers", c.reranker.provider, "knowledgebase.reranker.provider"),
+            ("stores", c.store, "knowledgebase.store.provider"),
+            ("sources", c.source, "knowledgebase.source.provider"),
+        ]
+
+    def context(self, category: str, name: str, **extra: Any) -> PluginContext:
+        """The :class:`PluginContext` of plugin ``name`` in ``category`` under this config."""
+        c = self.config
+        return PluginContext(
+            category=category, name=name, home=self.home, models_dir=self.models_dir,
+            options=c.options_for(name), chunk_size=c.chunking.chunk_size, overlap=c.chunking.overlap,
+            max_file_bytes=c.max_file_bytes, embedder=c.embedder, reranker=c.reranker,
+            internal_dirs=self.internal_dirs, **extra,
+        )
+
+    def _build(self, category: str, name: str, routes: tuple[str, ...], **extra: Any) -> tuple[str, Any]:
+        """``(name used, object)``: ``name`` built, or the category's default after noting why not."""
+        entry = self.registry.find(category, name)
+        try:
+            return name, self.registry.build(entry, self.context(category, name, **extra))
+        except PluginBrokenError as exc:
+            default = DEFAULTS[category]
+            if default is None or default == name:
+                cause = exc.__cause__
+                if isinstance(cause, WorkspaceError):
+                    raise cause from None
+                raise
+            activation = Activation(category, name, default, routes, error=exc.message)
+            self._activations[(category, ",".join(routes))] = activation
+            _log_fallback(activation, exc)
+            if default == "none":
+                return default, None
+            return default, self.registry.build(self.registry.find(category, default),
+                                                 self.context(category, default, **extra))
+
+    def chunker(self) -> Any:
+        """The :class:`~hermes_workspace.domain.plugins.RoutedChunker` of ``knowledgebase.chunkers``
+        (one instance per distinct plugin name)."""
+        if self._chunker is None:
+            from hermes_workspace.domain.plugins import RoutedChunker
+
+            by_name: dict[str, tuple[str, Any]] = {}
+            routes_of: dict[str, list[str]] = {}
+            for route, name in self.config.chunkers.routes():
+                routes_of.setdefault(name, []).append(route)
+            built: dict[str, tuple[str, Any, Any]] = {}
+            plan: list[tuple[str, str, str, PluginContext]] = []
+            for route, name in self.config.chunkers.routes():
+                if name not in by_name:
+                    by_name[name] = self._build("chunkers", name, tuple(routes_of[name]))
+                used, chunker = by_name[name]
+                context = self.context("chunkers", used)
+                built[route] = (used, chunker, context.options)
+                plan.append((route, used, self.registry.find("chunkers", used).target, context))
+            self._chunker = RoutedChunker(self.config.chunkers, built)
+            self._plan = ChunkerPlan(self.config.chunkers, tuple(plan))
+        return self._chunker
+
+    def chunker_plan(self) -> ChunkerPlan:
+        """The picklable recipe of :meth:`chunker` for worker processes."""
+        self.chunker()
+        assert self._plan is not None
+        return self._plan
+
+    def _single(self, category: str, name: str, **extra: Any) -> Any:
+        if category not in self._cache:
+            self._cache[category] = None if name == "none" else self._build(
+                category, name, (SINGULAR[category],), **extra)[1]
+        return self._cache[category]
+
+    def embedder(self) -> Any:
+        """The embedder of ``knowledgebase.embedder.provider``, or ``None``."""
+        return self._single("embedders", self.config.embedder.provider)
+
+    def reranker(self) -> Any:
+        """The reranker of ``knowledgebase.reranker.provider``, or ``None``."""
+        return self._single("rerankers", self.config.reranker.provider)
+
+    def source(self) -> Any:
+        """The file source of ``knowledgebase.source.provider``."""
+        return self._single("sources", self.config.source)
+
+    def source_recipe(self) -> tuple[str, PluginContext]:
+        """``(target, context)`` of the source in use, for worker processes."""
+        self.source()
+        name = self.used("sources", self.config.source)
+        return self.registry.find("sources", name).target, self.context("sources", name)
+
+    def open_store(self, index_path: Any, readonly: bool) -> Any:
+        """A new store of ``knowledgebase.store.provider`` on ``index_path`` (the caller closes it)."""
+        return self._build("stores", self.config.store, ("store",), index_path=index_path, readonly=readonly)[1]
+
+    def used(self, category: str, configured: str) -> str:
+        """The plugin name in use for a configured one (its default when it fell back)."""
+        for activation in self._activations.values():
+            if activation.category == category and activation.configured == configured:
+                return activation.used
+        return configured
+
+    @property
+    def activations(self) -> list[Activation]:
+        """The fallbacks so far (broken plugins replaced by their default)."""
+        return list(self._activations.values())
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per broken plugin replaced by its default (for ``status``, ``plugins``)."""
+        return [a.note for a in self._activations.values() if a.note]
+
+    def active(self) -> dict[tuple[str, str], list[str]]:
+        """``(category, name) -> routes`` of every plugin in use (config's names after fallbacks)."""
+        active: dict[tuple[str, str], list[str]] = {}
+        for route, name in self.config.chunkers.routes():
+            active.setdefault(("chunkers", self.used("chunkers", name)), []).append(route)
+        for category, name, _ in self._singles():
+            used = self.used(category, name)
+            if used != "none":
+                active.setdefault((category, used), []).append(SINGULAR[category])
+        return active
+
+    def bundle(self) -> dict[str, Any]:
+        """The signature bundle recorded with the index: per chunker route its plugin and
+        signature, and the embedder, reranker, store and source in use (by name; the embedder's
+        own signature lives with the vectors), with ``signature``, a SHA-256 of the rest."""
+        import hashlib
+        import json
+
+        chunker = self.chunker()
+        c = self.config
+        data: dict[str, Any] = {
+            "chunkers": {route: {"plugin": self.used("chunkers", name), "signature": chunker.route_signature(route)}
+                         for route, name in c.chunkers.routes()},
+            "embedder": {"plugin": self.used("embedders", c.embedder.provider), "model": c.embedder.model_name},
+            "reranker": {"plugin": self.used("rerankers", c.reranker.provider)},
+            "store": {"plugin": self.used("stores", c.store)},
+            "source": {"plugin": self.used("sources", c.source)},
+        }
+        data["signature"] = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+        return data
+
+
+def _log_fallback(activation: Activation, exc: BaseException) -> None:
+    import structlog
+
+    structlog.get_logger("hermes_workspace.registry").warning(
+        "plugin broken, using the default", category=activation.category, plugin=activation.configured,
+        fallback=activation.used, routes=list(activation.routes), error=activation.error,
+    )
+
+
+# -- the listing of `hermes-workspace plugins` --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PluginListing:
+    """What ``hermes-workspace plugins`` prints (:meth:`to_json`): every installed plugin, the
+    signature bundle of the current selection and the one the index was built with, and notes
+    (broken plugins replaced by their default, or a config naming a plugin that is not installed)."""
+
+    plugins: tuple[dict[str, Any], ...]
+    signature: str | None
+    indexed_signature: str | None
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"plugins": [{"name", "category", "distribution", "version", "target", "builtin",
+        "status" (ok | broken | shadowed), "error", "active", "used_for", "signature"}...],
+        "signature", "indexed_signature", "up_to_date", "notes"}``; ``up_to_date`` is ``None``
+        before the first index run recorded a bundle."""
+        return {
+            "plugins": [dict(p) for p in self.plugins],
+            "signature": self.signature,
+            "indexed_signature": self.indexed_signature,
+            "up_to_date": None if self.indexed_signature is None or self.signature is None
+            else self.signature == self.indexed_signature,
+            "notes": list(self.notes),
+        }
+
+
+def plugin_listing(registry: PluginRegistry, selection: PluginSelection | None, *,
+                   recorded: dict[str, Any] | None = None, notes: Iterable[str] = ()) -> PluginListing:
+    """Every entry of ``registry`` (each module imported, to report the broken ones; nothing is
+    built except what ``selection`` builds for the index anyway), marked with what
+    ``selection`` uses. ``selection`` ``None``: config could not be resolved (``notes`` say why)."""
+    notes = list(notes)
+    active: dict[tuple[str, str], list[str]] = {}
+    errors: dict[tuple[str, str], str] = {}
+    signatures: dict[str, str] = {}
+    bundle_signature = None
+    if selection is not None:
+        bundle = selection.bundle()
+        bundle_signature = bundle["signature"]
+        active = selection.active()
+        for activation in selection.activations:
+            errors[(activation.category, activation.configured)] = activation.error or ""
+        for route, item in bundle["chunkers"].items():
+            signatures.setdefault(item["plugin"], item["signature"])
+        notes.extend(selection.notes)
+    rows = []
+    for entry in registry.entries():
+        key = (entry.category, entry.name)
+        error = errors.get(key)
+        if error is None:
+            try:
+                entry.load()
+            except Exception as exc:  # noqa: BLE001 - listing reports any import failure
+                error = f"cannot be loaded: {type(exc).__name__}: {exc}"
+        rows.append(_row(entry, "broken" if error else "ok", error, key in active, active.get(key, []),
+                         signatures.get(entry.name) if entry.category == "chunkers" and key in active else None))
+    for entry in registry.shadowed():
+        winner = registry.find(entry.category, entry.name)
+        rows.append(_row(entry, "shadowed", f"the same name from {winner.distribution} is used", False, [], None))
+    return PluginListing(
+        plugins=tuple(rows), signature=bundle_signature,
+        indexed_signature=(recorded or {}).get("signature"), notes=tuple(notes),
+    )
+
+
+def _row(entry: PluginEntry, status: str, error: str | None, active: bool, used_for: list[str],
+         signature: str | None) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "category": entry.category,
+        "distribution": entry.distribution,
+        "version": entry.version,
+        "target": entry.target,
+        "builtin": entry.builtin,
+        "status": status,
+        "error": error,
+        "active": active,
+        "used_for": list(used_for),
+        "signature": signature,
+    }

@@ -1,0 +1,45 @@
+"""Third-party-style plugins for the registry tests, importable by worker processes
+(``tests.plugin_fixtures:<name>`` targets)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hermes_workspace.domain.chunking import build_chunks
+from hermes_workspace.domain.constants import MAX_CHARS_PER_WORD
+from hermes_workspace.domain.model import Chunk
+from hermes_workspace.domain.plugins import PluginContext
+
+
+class MarkerChunker:
+    """Paragraph chunks whose ``section`` is ``"marker <tag> pid=<process id>"``: the tag is
+    ``options["tag"]`` (default ``m``), so a test sees which plugin (and which process) chunked."""
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+        self.tag = str(context.options.get("tag", "m"))
+
+    @property
+    def signature(self) -> str:
+        return f"marker;tag={self.tag};chunk_size={self.context.chunk_size};overlap={self.context.overlap}"
+
+    def chunk(self, text: str, path: Path) -> list[Chunk]:
+        cuts = [i for i in range(len(text)) if text.startswith("\n\n", i)]
+        label = f"marker {self.tag} pid={os.getpid()}"
+        return build_chunks(text, cuts, kind="text", overlap=self.context.overlap,
+                            section_at=lambda offset: label,
+                            max_chars=self.context.chunk_size * MAX_CHARS_PER_WORD)
+
+
+def marker_chunker(context: PluginContext) -> MarkerChunker:
+    """The factory an entry point would name."""
+    return MarkerChunker(context)
+
+
+def failing_factory(context: PluginContext) -> object:
+    raise RuntimeError("the plugin's model file is missing")
+
+
+def shapeless_factory(context: PluginContext) -> object:
+    return object()
