@@ -680,10 +680,16 @@ def pack_hits(
         elif pack.blocks and _recut_last(pack, placed, relative, lambda: settle(more)):
             continue
         elif pack.blocks:
+            # Not one line of the last block fits: its region is listed instead (a listing costs
+            # less than any block), with every left-out region again; the window's best region
+            # is then kept listed like any other (the minimum budget holds exactly that).
             pack.blocks.pop()
-            placed.pop()
+            left_out.append(placed.pop())
+            left_out.sort(key=lambda r: r.rank)
+            pack.omitted = [_omitted(region, relative, counter) for region in left_out]
+            keep = 1 if left_out[0] is regions[0] else 0
             dropped += 1
-            more += 1
+            more = 0
         elif pack.omitted:
             pack.omitted.pop()
             more += 1
