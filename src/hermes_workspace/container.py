@@ -27,7 +27,8 @@ from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
 from hermes_workspace.application.catalog import DeleteFiles, Doctor, ListFiles, Readmit, check_rank_file
 from hermes_workspace.application.embedding import EmbedChunks
-from hermes_workspace.application.indexing import FileTools, IndexWorkspace
+from hermes_workspace.application.file_processing import FileTools
+from hermes_workspace.application.indexing import IndexWorkspace
 from hermes_workspace.application.retrieve import RetrieveContext
 from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
 from hermes_workspace.application.result_sets import MoreResults, PagedSearch

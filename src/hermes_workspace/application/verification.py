@@ -2,7 +2,7 @@
 
 Both compare the file on disk with the bytes that were indexed, by their SHA-256 digest (the
 ``content_hash`` indexing records: ``hashlib.sha256`` of the raw bytes, see
-:func:`hermes_workspace.application.indexing.process_file`). Peers serve edited and deleted files
+:func:`hermes_workspace.application.file_processing.process_file`). Peers serve edited and deleted files
 silently (qmd#961), and a stale line range applied to a fresh read returns the wrong region
 (codegraph#1474); here a hit says whether its file changed, and ``read`` returns text only when
 it is the indexed text.
