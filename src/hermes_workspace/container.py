@@ -16,6 +16,7 @@ from pathlib import Path
 from dependency_injector import containers, providers
 
 from hermes_workspace.adapters.charset_decoder import CharsetDecoder
+from hermes_workspace.adapters.filesystem_conversion_cache import CACHE_DIRNAME, FileConversionCache
 from hermes_workspace.adapters.file_lock import FileIndexLock
 from hermes_workspace.adapters.filesystem_layout import FilesystemLayout
 from hermes_workspace.adapters.filesystem_source import FilesystemSource
@@ -26,6 +27,7 @@ from hermes_workspace.adapters.tiktoken_counter import TiktokenCounter
 from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
 from hermes_workspace.application.catalog import DeleteFiles, Doctor, ListFiles, Readmit, check_rank_file
+from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.file_processing import FileTools
 from hermes_workspace.application.indexing import IndexWorkspace
@@ -37,8 +39,16 @@ from hermes_workspace.application.verification import FreshnessMarker, ReadSpan
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.catalog import DoctorCheck
 from hermes_workspace.domain.config import EmbedderConfig, RerankerConfig, WorkspaceConfig
-from hermes_workspace.domain.errors import ConfigError, UsageError
-from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, ResultSetStore, TokenCounter, VectorIndex
+from hermes_workspace.domain.errors import ConfigError, ConverterUnavailableError, UsageError
+from hermes_workspace.domain.ports import (
+    Converter,
+    Embedder,
+    IndexStore,
+    Reranker,
+    ResultSetStore,
+    TokenCounter,
+    VectorIndex,
+)
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -155,24 +165,82 @@ def _index_pool() -> ProcessTaskPool | None:
     return make_index_pool(index_workers())
 
 
-def build_worker_tools(max_file_bytes: int, chunk_size: int, overlap: int) -> FileTools:
+# -- document converters (PDF, DOCX, PPTX, XLSX, EPUB; the `documents` extra) ---------------------------
+
+BUILTIN_CONVERTERS: dict[str, str] = {
+    "pypdf": "hermes_workspace.adapters.pypdf_converter:PypdfConverter",
+    "python-docx": "hermes_workspace.adapters.python_docx_converter:PythonDocxConverter",
+    "python-pptx": "hermes_workspace.adapters.python_pptx_converter:PythonPptxConverter",
+    "openpyxl": "hermes_workspace.adapters.openpyxl_converter:OpenpyxlConverter",
+    "markitdown": "hermes_workspace.adapters.markitdown_converter:MarkitdownConverter",
+}
+"""Converter name (as ``knowledgebase.converters`` names it) -> ``module:Class`` (entry-point
+syntax), imported only when a file of one of its suffixes is met."""
+
+
+def make_converter(name: str) -> Converter:
+    """The converter ``name`` of :data:`BUILTIN_CONVERTERS`, built (which imports its library).
+
+    Raises:
+        ConverterUnavailableError: its library is not installed (with the install hint), or it
+            cannot be imported.
+        KeyError: an unknown name (config validation rules that out).
+    """
+    import importlib
+
+    module_name, _, attribute = BUILTIN_CONVERTERS[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConverterUnavailableError(f"the {name} converter cannot be imported ({exc})") from exc
+    factory: Callable[[], Converter] = getattr(module, attribute)
+    return factory()
+
+
+def conversion_cache_dir(index_dir: Path) -> Path:
+    """``<index_dir>/converted``: converted texts of documents, by content hash."""
+    return index_dir / CACHE_DIRNAME
+
+
+def build_conversions(selection: tuple[tuple[str, str], ...], cache_dir: Path | None) -> Conversions:
+    """The suffix -> converter mapping of ``selection`` (``WorkspaceConfig.converters``), each
+    converter built on first use, with the conversion cache in ``cache_dir`` (none: no cache)."""
+    cache = FileConversionCache(cache_dir) if cache_dir is not None else None
+    return Conversions(dict(selection), make_converter, cache)
+
+
+def _conversions(settings: WorkspaceConfig, index_dir: Path) -> Conversions:
+    return build_conversions(settings.converters, conversion_cache_dir(index_dir))
+
+
+def build_worker_tools(
+    max_file_bytes: int, chunk_size: int, overlap: int,
+    converters: tuple[tuple[str, str], ...] = (), cache_dir: Path | None = None,
+) -> FileTools:
     """The reading and chunking adapters, built inside a worker process (the same as the
-    ``file_source``, ``decoder``, ``chunker`` and ``fallback_chunker`` providers build)."""
+    ``file_source``, ``decoder``, ``chunker``, ``fallback_chunker`` and ``conversions``
+    providers build)."""
     return FileTools(
         source=FilesystemSource(max_file_bytes=max_file_bytes),
         decoder=CharsetDecoder(),
         chunker=TreeSitterChunker(chunk_size=chunk_size, overlap=overlap),
         fallback_chunker=TreeSitterChunker(chunk_size=chunk_size, overlap=overlap, mode="text"),
+        conversions=build_conversions(converters, cache_dir) if converters else None,
     )
 
 
-def _worker_tools(settings: WorkspaceConfig, *adapters: providers.Provider) -> Callable[[], FileTools] | None:
+def _worker_tools(
+    settings: WorkspaceConfig, index_dir: Path, *adapters: providers.Provider
+) -> Callable[[], FileTools] | None:
     """A picklable recipe for :func:`build_worker_tools` with this container's settings, or
     ``None`` (no worker processes) when one of those adapters was replaced: a replacement (a
     test's fake, an API user's own chunker) exists in this process only."""
     if any(provider.overridden for provider in adapters):
         return None
-    return partial(build_worker_tools, settings.max_file_bytes, settings.chunking.chunk_size, settings.chunking.overlap)
+    return partial(
+        build_worker_tools, settings.max_file_bytes, settings.chunking.chunk_size, settings.chunking.overlap,
+        settings.converters, conversion_cache_dir(index_dir),
+    )
 
 
 MODELS_DIRNAME = "models"
@@ -346,7 +414,11 @@ class Container(containers.DeclarativeContainer):
         FilesystemSource,
         max_file_bytes=settings.provided.max_file_bytes,
         internal_dirs=providers.Callable(_internal_dirs, index_dir, home),
+        convertible=settings.provided.converter_selection,
     )
+    # Document converters by suffix (knowledgebase.converters), each imported on first use; the
+    # converted texts are cached under <index>/converted.
+    conversions = providers.Singleton(_conversions, settings=settings, index_dir=index_dir)
     decoder = providers.Singleton(CharsetDecoder)
     chunker = providers.Singleton(
         TreeSitterChunker,
@@ -369,7 +441,8 @@ class Container(containers.DeclarativeContainer):
     # adapters from `worker_tools`, which is None when one of them was replaced in this process.
     index_pool = providers.Callable(_index_pool)
     worker_tools = providers.Callable(
-        _worker_tools, settings, file_source.provider, decoder.provider, chunker.provider, fallback_chunker.provider
+        _worker_tools, settings, index_dir, file_source.provider, decoder.provider, chunker.provider,
+        fallback_chunker.provider, conversions.provider,
     )
     # Dense retrieval (knowledgebase.embedder / retriever / reranker): `embedder` is None when
     # the provider is none; the vector index lives in the same SQLite file as the keyword index.
@@ -396,6 +469,7 @@ class Container(containers.DeclarativeContainer):
         pool=index_pool,
         worker_tools=worker_tools,
         embedding=embedding,
+        conversions=conversions,
     )
     search_workspace = providers.Factory(
         SearchWorkspace,
@@ -440,7 +514,7 @@ class Container(containers.DeclarativeContainer):
     )
     read_span = providers.Factory(
         ReadSpan, store=search_store, source=file_source, decoder=decoder, result_sets=result_sets,
-        counter=token_counter, default_budget=config.provided.injection.read_max_tokens,
+        counter=token_counter, default_budget=config.provided.injection.read_max_tokens, conversions=conversions,
     )
     list_roots = providers.Factory(ListRoots, config=config_repository, home=home)
     add_root = providers.Factory(AddRoot, config=config_repository, home=home)

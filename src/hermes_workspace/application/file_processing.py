@@ -18,14 +18,17 @@ from hermes_workspace.domain.catalog import Tombstone
 from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import ChunkingConfig
 from hermes_workspace.domain.constants import MAX_CHARS_PER_WORD
+from hermes_workspace.application.conversion import Conversions
+from hermes_workspace.domain.conversion import converted_view, with_anchors
 from hermes_workspace.domain.errors import (
     AmbiguousEncodingError,
     BinaryContentError,
+    ConverterUnavailableError,
     DecodeError,
     reraise_interrupt,
 )
 from hermes_workspace.domain.filetypes import kind_for_path
-from hermes_workspace.domain.model import Chunk, ErrorStage, SourceFile, content_hash
+from hermes_workspace.domain.model import Anchor, Chunk, ErrorStage, SourceFile, content_hash
 from hermes_workspace.domain.ports import Chunker, Decoder, FileSource
 
 
@@ -84,6 +87,8 @@ class FileTools:
     decoder: Decoder
     chunker: Chunker
     fallback_chunker: Chunker
+    conversions: Conversions | None = None
+    """Document converters by suffix and their cache; ``None``: no file is converted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +106,7 @@ class FileTask:
     ``unchanged`` outcome means "still the deleted file"."""
 
 
-Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed"]
+Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed", "converter_unavailable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +116,9 @@ class FileOutcome:
     since their text and line ranges no longer match the file). ``fallback``: the chunker failed
     and the fallback chunker was tried (logged as a warning). ``encoding``: the legacy encoding
     the text was read with (``None`` for UTF-8, a BOM, or a decoder that does not say).
-    ``ambiguous``: for a read failure because several encodings fit, their names."""
+    ``ambiguous``: for a read failure because several encodings fit, their names.
+    ``converter_unavailable``: the file's converter cannot run (its library is missing),
+    ``problem`` says so."""
 
     status: Status
     content_hash: str = ""
@@ -133,12 +140,18 @@ class _ChunkFailed(Exception):
 
 
 def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) -> FileOutcome:
-    """Read, hash, decode and chunk one file; no store access, so that it can run in a worker.
+    """Read, hash, decode (or convert) and chunk one file; no store access, so that it can run in
+    a worker.
 
-    Unchanged content (``task.known_hash``) stops after hashing. Files of at most
+    Unchanged content (``task.known_hash``) stops after hashing. A file whose suffix has a
+    converter (``tools.conversions``) is converted instead of decoded (through the conversion
+    cache) and its markdown text chunked under :func:`~hermes_workspace.domain.conversion.converted_view`
+    (``report.pdf.md``), so that any chunker takes its markdown path; its chunks get their page,
+    slide or sheet (:func:`~hermes_workspace.domain.conversion.with_anchors`). Files of at most
     ``chunking.threshold`` words are one chunk; a failing ``tools.chunker`` falls back to
     ``tools.fallback_chunker``. The file's own failures come back as a ``failed`` outcome with
-    their stage (``discover``: it vanished; ``read``: unreadable or undecodable; ``chunk``).
+    their stage (``discover``: it vanished; ``read``: unreadable or undecodable; ``convert``: a
+    damaged document, or a PDF without a text layer; ``chunk``).
 
     Raises:
         KeyboardInterrupt: also when a chunker turned one into another error.
@@ -154,6 +167,23 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
     size = len(data)
     if task.known_hash == digest:
         return FileOutcome("unchanged", digest, size)
+    conversions = tools.conversions
+    converter = conversions.converter_for(task.file.path) if conversions is not None else None
+    if conversions is not None and converter is None:
+        unavailable = conversions.unavailable_for(task.file.path)
+        if unavailable is not None:
+            return FileOutcome("converter_unavailable", digest, size, problem=Problem.of(unavailable))
+    if converter is not None:
+        assert conversions is not None
+        try:
+            document = conversions.document(converter, data, digest, task.file.path)
+        except ConverterUnavailableError as exc:
+            return FileOutcome("converter_unavailable", digest, size, problem=Problem.of(exc))
+        except Exception as exc:  # noqa: BLE001 - any conversion failure is this file's
+            reraise_interrupt(exc)
+            return FileOutcome("failed", digest, size, stage="convert", problem=Problem.of(exc), changed=True)
+        return _chunked(tools, document.text, converted_view(task.file.path), chunking, digest, size, None,
+                        document.anchors)
     try:
         text, encoding = _decode(tools.decoder, data, task.hint)
     except BinaryContentError:
@@ -165,8 +195,17 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
         reraise_interrupt(exc)
         return FileOutcome("failed", digest, size, stage="read", problem=Problem.of(exc), changed=True)
     del data
+    return _chunked(tools, text, task.file.path, chunking, digest, size, encoding, ())
+
+
+def _chunked(
+    tools: FileTools, text: str, path: Path, chunking: ChunkingConfig, digest: str, size: int,
+    encoding: str | None, anchors: Sequence[Anchor],
+) -> FileOutcome:
+    """The outcome of chunking ``text`` (the file's text, or its converted text under its
+    converted name ``path``), with ``anchors`` set on the chunks."""
     try:
-        chunks, fallback = _chunk(tools, text, task.file.path, chunking)
+        chunks, fallback = _chunk(tools, text, path, chunking)
     except _ChunkFailed as failed:
         return FileOutcome("failed", digest, size, stage="chunk", problem=failed.problem, changed=True,
                            fallback=failed.fallback)
@@ -175,6 +214,7 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
         return FileOutcome("failed", digest, size, stage="chunk", problem=Problem.of(exc), changed=True)
     if not chunks:
         return FileOutcome("empty", digest, size, fallback=fallback)
+    chunks = with_anchors(chunks, anchors)
     return FileOutcome("chunked", digest, size, chunks=chunks, fallback=fallback, encoding=encoding)
 
 

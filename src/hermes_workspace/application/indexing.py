@@ -22,6 +22,7 @@ from pathlib import Path
 import structlog
 
 from hermes_workspace.application.batch_writer import BatchWriter
+from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.application.file_processing import (
     FileOutcome,
@@ -34,7 +35,8 @@ from hermes_workspace.domain.catalog import DELETED_BY_USER, Tombstone
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME
 from hermes_workspace.domain.encodings import sibling_hint
-from hermes_workspace.domain.errors import StoreUnusableError, reraise_interrupt
+from hermes_workspace.domain.conversion import converted_signature
+from hermes_workspace.domain.errors import ConverterUnavailableError, StoreUnusableError, reraise_interrupt
 from hermes_workspace.domain.model import (
     DiscoveryProblem,
     ErrorStage,
@@ -94,7 +96,16 @@ _DELETED = DELETED_BY_USER
 """Plan step of a file removed by ``delete`` whose size and mtime match its tombstone: skipped
 without reading."""
 
-_Step = FileTask | _FileFailed | str
+@dataclass(frozen=True, slots=True)
+class _Unavailable:
+    """Plan step of a document whose converter cannot run (library missing): skipped without
+    reading, and dropped from the index when it was in it (its text can no longer be checked)."""
+
+    indexed: bool
+    error: ConverterUnavailableError
+
+
+_Step = FileTask | _FileFailed | _Unavailable | str
 
 
 @dataclass
@@ -138,6 +149,11 @@ class IndexWorkspace:
     parallel_min_files: int = PARALLEL_MIN_FILES
     parallel_min_bytes: int = PARALLEL_MIN_BYTES
     embedding: EmbedChunks | None = None
+    conversions: Conversions | None = None
+    """Document converters by suffix (PDF, DOCX...) and their cache; ``None``: none. A converted
+    file's config signature also holds its converter's signature
+    (:func:`~hermes_workspace.domain.conversion.converted_signature`), so that a converter
+    change re-indexes those files only; the cache is pruned to the indexed files after the run."""
 
     def execute(self, progress: ProgressSink) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
@@ -167,6 +183,7 @@ class IndexWorkspace:
                 finally:
                     progress.finish()
                 self._prune(seen, unreadable, summary)
+                self._prune_conversions()
                 self.store.record_exclusions(summary.excluded)
                 self.store.record_run(utc_iso(self.clock()), summary.skipped)
                 if self.embedding is not None:
@@ -223,6 +240,7 @@ class IndexWorkspace:
         or store the outcome of :func:`process_file`, computed here or ahead in worker
         processes."""
         self._graves = {t.path: t for t in self.store.tombstones()}
+        self._signatures = {}
         steps = [self._plan(file, signature) for file in candidates]
         tasks = [step for step in steps if isinstance(step, FileTask)]
         total = len(candidates)
@@ -241,6 +259,8 @@ class IndexWorkspace:
                             self._apply(step, outcome, signature, summary, batch)
                         elif isinstance(step, _FileFailed):
                             raise step
+                        elif isinstance(step, _Unavailable):
+                            self._skip_unavailable(file.path, step.indexed, step.error, summary, batch)
                         else:
                             summary.add_skip("deleted_by_user" if step == _DELETED else "unchanged")
                     except _FileFailed as failed:
@@ -275,7 +295,7 @@ class IndexWorkspace:
         hint = sibling_hint(task.file.path, task.file.root, outcome.ambiguous, decided)
         if hint is None:
             return outcome
-        tools = FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker)
+        tools = self._tools()
         retried = process_file(tools, replace(task, hint=hint), chunking=self.config.chunking)
         if retried.status == "failed":
             return outcome
@@ -285,6 +305,26 @@ class IndexWorkspace:
 
     _graves: dict[Path, Tombstone] | None = None
     """The tombstones read at the start of the keyword pass (files removed by ``delete``)."""
+
+    def _tools(self) -> FileTools:
+        return FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker, self.conversions)
+
+    _signatures: dict[str, str] | None = None
+    """Config signature per converter signature, computed once per run."""
+
+    def _file_signature(self, path: Path, signature: str) -> str:
+        """``signature`` for a file that is not converted; for a converted one, ``signature``
+        combined with its converter's."""
+        converter = self.conversions.converter_for(path) if self.conversions is not None else None
+        if converter is None:
+            return signature
+        if self._signatures is None:
+            self._signatures = {}
+        own = converter.signature
+        combined = self._signatures.get(own)
+        if combined is None:
+            combined = self._signatures[own] = converted_signature(signature, own)
+        return combined
 
     def _plan(self, file: SourceFile, signature: str) -> _Step:
         grave = (self._graves or {}).get(file.path)
@@ -301,6 +341,10 @@ class IndexWorkspace:
         except Exception as exc:  # noqa: BLE001 - a store failure of this file, reported at its turn
             reraise_interrupt(exc)
             return _FileFailed("store", Problem.of(exc))
+        unavailable = self.conversions.unavailable_for(file.path) if self.conversions is not None else None
+        if unavailable is not None:
+            return _Unavailable(existing is not None, unavailable)
+        signature = self._file_signature(file.path, signature)
         same_signature = existing is not None and existing.config_signature == signature
         if same_signature and existing.same_stat(file.size, file.mtime_ns):
             return _UNCHANGED
@@ -333,7 +377,7 @@ class IndexWorkspace:
                 close = getattr(results, "close", None)
                 if close is not None:
                     close()
-        tools = FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker)
+        tools = self._tools()
         for task in islice(tasks, done, None):
             yield work(tools, task)
 
@@ -367,6 +411,13 @@ class IndexWorkspace:
             if outcome.changed:
                 self._forget(task, batch)
             raise _FileFailed(outcome.stage, outcome.problem)
+        if outcome.status == "converter_unavailable":
+            assert outcome.problem is not None
+            error = outcome.problem.exception
+            if not isinstance(error, ConverterUnavailableError):
+                error = ConverterUnavailableError(outcome.problem.message)
+            self._skip_unavailable(file.path, task.indexed, error, summary, batch)
+            return
         if outcome.status in ("binary_content", "empty"):
             self._forget(task, batch)
             summary.add_skip(outcome.status)
@@ -375,7 +426,7 @@ class IndexWorkspace:
             path=file.path,
             root=file.root,
             content_hash=outcome.content_hash,
-            config_signature=signature,
+            config_signature=self._file_signature(file.path, signature),
             size=outcome.size,
             mtime_ns=file.mtime_ns,
             modified_at=utc_iso(file.mtime_ns),
@@ -388,6 +439,35 @@ class IndexWorkspace:
             return
         self._store(batch, lambda: self.store.replace_file(record, outcome.chunks))
         batch.stored(file.path, outcome.chunks)
+
+    def _skip_unavailable(
+        self, path: Path, indexed: bool, error: ConverterUnavailableError, summary: IndexSummary, batch: BatchWriter
+    ) -> None:
+        """Skip a document whose converter cannot run: counted as ``converter_unavailable``, the
+        install hint once in the summary's notes and the log, out of the index."""
+        summary.add_skip("converter_unavailable")
+        note = f"{path.suffix.lower()} files skipped: {error.message}. {error.hint}"
+        if note not in summary.notes:
+            summary.add_note(note)
+            log.warning("converter unavailable, files skipped", suffix=path.suffix.lower(), error=error.message,
+                        hint=error.hint)
+        if indexed:
+            self._store(batch, lambda: self.store.delete_files([path]))
+
+    def _prune_conversions(self) -> None:
+        """Drop the cached conversions that no indexed file uses any more."""
+        if self.conversions is None or self.conversions.cache is None:
+            return
+        try:
+            removed = self.conversions.prune_cache(self.store.file_records())
+        except StoreUnusableError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a cache that cannot be pruned costs disk space only
+            reraise_interrupt(exc)
+            log.warning("cannot prune the conversion cache", error=str(exc))
+            return
+        if removed:
+            log.info("conversion cache pruned", removed=removed)
 
     def _forget(self, task: FileTask, batch: BatchWriter) -> None:
         if task.indexed:

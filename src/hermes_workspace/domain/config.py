@@ -16,6 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_workspace.domain import constants as c
+from hermes_workspace.domain.conversion import (
+    BUILTIN_CONVERTER_NAMES,
+    DEFAULT_CONVERTERS,
+    NO_CONVERTER,
+    SUFFIX_PATTERN,
+)
 from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.model import Root
 
@@ -214,6 +220,14 @@ class WorkspaceConfig:
     retrieval_mode: str = "off"
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     handles: HandlesConfig = field(default_factory=HandlesConfig)
+    converters: tuple[tuple[str, str], ...] = tuple(sorted(DEFAULT_CONVERTERS.items()))
+    """``knowledgebase.converters`` merged over :data:`~hermes_workspace.domain.conversion.DEFAULT_CONVERTERS`:
+    ``(suffix, converter name)`` pairs sorted by suffix, without the suffixes turned off (``none``)."""
+
+    @property
+    def converter_selection(self) -> dict[str, str]:
+        """Suffix (``.pdf``, lower case) -> converter name, for every suffix that is converted."""
+        return dict(self.converters)
 
     @property
     def default_mode(self) -> str:
@@ -329,6 +343,7 @@ class WorkspaceConfig:
             retrieval_mode=_retrieval_mode(kb),
             injection=_injection(_section(kb, "injection", prefix="knowledgebase.")),
             handles=_handles(_section(kb, "handles", prefix="knowledgebase.")),
+            converters=_converters(_section(kb, "converters", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
             roots=_roots(kb.get("roots"), base_dir),
@@ -420,7 +435,7 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path"}),
     "knowledgebase": frozenset(
         {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
-         "handles"}
+         "handles", "converters"}
     ),
     "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
     "knowledgebase.roots[]": frozenset({"path", "recursive"}),
@@ -633,6 +648,32 @@ def _injection(data: Mapping[str, Any]) -> InjectionConfig:
             hint=f"It is the default read budget in o200k_base tokens; the default is {DEFAULT_READ_MAX_TOKENS}.",
         )
     return InjectionConfig(max_chunks=max_chunks, max_tokens=max_tokens, read_max_tokens=read_max_tokens)
+
+
+def _converters(data: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """``knowledgebase.converters`` (suffix -> converter name, ``none`` to turn a suffix off)
+    merged over the defaults; suffixes are taken case-insensitively, with or without the dot."""
+    p = "knowledgebase.converters"
+    known = (*BUILTIN_CONVERTER_NAMES, NO_CONVERTER)
+    selection = dict(DEFAULT_CONVERTERS)
+    for key, value in data.items():
+        raw = str(key).strip().lower()
+        suffix = raw if raw.startswith(".") else f".{raw}"
+        if not isinstance(key, str) or not SUFFIX_PATTERN.fullmatch(suffix):
+            raise ConfigError(
+                f"{p} keys must be file suffixes such as '.pdf', got {key!r}",
+                hint="One suffix per key, with its dot: '.pdf': pypdf, '.html': markitdown, '.epub': none.",
+            )
+        if value is False or value is None:  # YAML 1.1 reads a bare `off`/`no` as false
+            value = NO_CONVERTER
+        name = value.strip() if isinstance(value, str) else value
+        if name not in known:
+            raise ConfigError(
+                f"{p}.{suffix} must name a converter, got {value!r}",
+                hint=f"Known converters: {', '.join(known)} ({NO_CONVERTER}: skip these files).",
+            )
+        selection[suffix] = name
+    return tuple(sorted((s, n) for s, n in selection.items() if n != NO_CONVERTER))
 
 
 def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
