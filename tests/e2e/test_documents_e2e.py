@@ -134,3 +134,24 @@ def test_a_converter_upgrade_reindexes_documents_only(home: Path, docs: Path, mo
     with Workspace.open(home) as ws:
         summary = ws.index()
     assert (summary.files_indexed, summary.files_errored, summary.skipped) == (1, 1, {"unchanged": 4})
+
+
+def test_read_uses_the_cache_and_says_stale_without_the_library(
+    home: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Workspace.open(home) as ws:
+        ws.index()
+    from hermes_workspace.adapters import pypdf_converter
+
+    def fail(self: object, data: bytes, path: Path) -> object:
+        raise AssertionError("converted again instead of read from the cache")
+
+    monkeypatch.setattr(pypdf_converter.PypdfConverter, "convert", fail)
+    with Workspace.open(home) as ws:
+        read = ws.read(f"{docs / 'manual.pdf'}:7-7")
+    assert (read.status, read.text) == ("verified", "# Rollback")
+    monkeypatch.setitem(sys.modules, "pypdf", None)
+    with Workspace.open(home) as ws:
+        read = ws.read(f"{docs / 'manual.pdf'}:7-7")
+    assert read.status == "stale" and read.text is None
+    assert "pip install 'hermes-workspace[documents]'" in read.message

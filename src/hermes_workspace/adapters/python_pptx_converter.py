@@ -105,7 +105,7 @@ class PythonPptxConverter:
             return
         if not getattr(shape, "has_text_frame", False) or not shape.has_text_frame:
             return
-        paragraphs = [p for p in shape.text_frame.paragraphs if "".join(r.text for r in p.runs).strip() or p.text.strip()]
+        paragraphs = [p for p in shape.text_frame.paragraphs if p.text.strip()]
         if not paragraphs:
             return
         bullets = len(paragraphs) > 1

@@ -35,8 +35,9 @@ class BatchWriter:
     each file of the batch is reported as a store failure (none of them is in the index, so the
     next run redoes them), unless the database failed as a whole (:class:`StoreUnusableError`),
     which is raised. ``report_failure(path, problem)`` records such a store failure (the run
-    loop's own reporting, so that the summary and the log say the same). :meth:`close` commits too when the run ends by an exception (Ctrl-C, or a
-    database failure that left the transaction open): every write in the batch is whole."""
+    loop's own reporting, so that the summary and the log say the same). :meth:`close` commits
+    too when the run ends by an exception (Ctrl-C, or a database failure that left the
+    transaction open): every write in the batch is whole."""
 
     def __init__(
         self, store: IndexStore, summary: IndexSummary, report_failure: Callable[[Path, Problem], None]

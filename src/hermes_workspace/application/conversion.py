@@ -57,7 +57,9 @@ class Conversions:
                 found = exc
             except Exception as exc:  # noqa: BLE001 - a broken converter is reported, never a traceback
                 reraise_interrupt(exc)
-                found = ConverterUnavailableError(f"the {name} converter cannot be loaded ({type(exc).__name__}: {exc})")
+                found = ConverterUnavailableError(
+                    f"the {name} converter cannot be loaded ({type(exc).__name__}: {exc})"
+                )
             self._loaded[name] = found
         return found
 

@@ -527,7 +527,9 @@ class ReadSpan:
         converter = self.conversions.converter_for(path) if self.conversions is not None else None
         missing = self.conversions.unavailable_for(path) if self.conversions is not None else None
         if missing is not None:
-            return result("stale", f"{path} cannot be converted: {missing.message} ({missing.hint}): {where} is not verified")
+            return result(
+                "stale", f"{path} cannot be converted: {missing.message} ({missing.hint}): {where} is not verified"
+            )
         try:
             if converter is not None:
                 assert self.conversions is not None
@@ -540,7 +542,9 @@ class ReadSpan:
         except Exception as exc:  # noqa: BLE001 - a converter library's own failure on this file
             if converter is None or isinstance(exc, (KeyboardInterrupt, MemoryError)):
                 raise
-            return result("stale", f"{path} cannot be converted any more ({type(exc).__name__}): {where} is not verified")
+            return result(
+                "stale", f"{path} cannot be converted any more ({type(exc).__name__}): {where} is not verified"
+            )
         lines = LineIndex(text)
         if digest == indexed_hash:
             if end > lines.line_count:

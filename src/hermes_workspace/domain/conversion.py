@@ -128,7 +128,7 @@ def plain_line(line: str) -> str:
     """A line of a document's own text made safe to put into converted markdown: a leading
     ``#`` heading marker or code fence gets a backslash (``\\# not a heading``), so that only the
     structure the converter writes (headings, tables) is read as structure by the chunker;
-    carriage returns, NUL and trailing blanks go."""
+    NUL characters and trailing blanks go."""
     line = line.replace("\x00", "").rstrip()
     stripped = line.lstrip()
     if _MARKDOWN_STARTS.match(stripped):
