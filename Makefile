@@ -13,12 +13,12 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[workspace,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[workspace,documents,mcp]'
 
 # torch first and pinned: the CPU build; anything else would pull a CUDA build of several GB.
 install-dev: $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[workspace,semantic,mcp,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[workspace,semantic,documents,mcp,dev]'
 
 install-semantic: $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
@@ -69,7 +69,7 @@ clean-demo:
 
 install-bench: $(BIN)/python
 	@$(BIN)/python -c "import bm25s, Stemmer, ir_measures, matplotlib, psutil, chonkie, onnxruntime, sqlite_vec, hermes_workspace" 2>/dev/null \
-		|| ($(BIN)/python -m pip install --quiet torch==2.13.0 && $(BIN)/python -m pip install --quiet -e '.[workspace,semantic,bench]')
+		|| ($(BIN)/python -m pip install --quiet torch==2.13.0 && $(BIN)/python -m pip install --quiet -e '.[workspace,semantic,documents,bench]')
 
 bench: install-bench
 	$(BIN)/python -m benchmarks --full

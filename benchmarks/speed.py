@@ -138,7 +138,9 @@ _CATEGORIES = (
     ("decoding (charset detection)", ("hermes_workspace/adapters/charset_decoder.py", "charset_normalizer")),
     ("discovery and reading (walk, ignore rules, read)", ("hermes_workspace/adapters/filesystem_source.py",
                                                           "pathspec")),
-    ("indexing loop (hashing, records)", ("hermes_workspace/application/indexing.py",)),
+    ("indexing loop (hashing, records)", ("hermes_workspace/application/indexing.py",
+                                          "hermes_workspace/application/file_processing.py",
+                                          "hermes_workspace/application/batch_writer.py")),
     ("logging", ("structlog", "/logging/", "logging_setup.py")),
     ("imports and start-up", ("<frozen importlib", "marshal", "_imp.", "builtins.compile")),
 )

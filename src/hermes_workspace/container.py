@@ -9,34 +9,56 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from dependency_injector import containers, providers
 
-from hermes_workspace.adapters.charset_decoder import CharsetDecoder
-from hermes_workspace.adapters.file_lock import FileIndexLock
-from hermes_workspace.adapters.filesystem_layout import FilesystemLayout
-from hermes_workspace.adapters.process_pool import ProcessTaskPool, available_cpus
-from hermes_workspace.adapters.sqlite_result_sets import SqliteResultSets
-from hermes_workspace.adapters.tiktoken_counter import TiktokenCounter
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
-from hermes_workspace.application.catalog import DeleteFiles, Doctor, ListFiles, Readmit, check_rank_file
-from hermes_workspace.application.embedding import EmbedChunks
-from hermes_workspace.application.indexing import FileTools, IndexWorkspace
-from hermes_workspace.application.retrieve import RetrieveContext
-from hermes_workspace.application.roots import AddRoot, ListRoots, RemoveRoot
-from hermes_workspace.application.result_sets import MoreResults, PagedSearch
-from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
-from hermes_workspace.application.verification import FreshnessMarker, ReadSpan
 from hermes_workspace.domain import constants as c
-from hermes_workspace.domain.catalog import DoctorCheck
-from hermes_workspace.domain.config import WorkspaceConfig
-from hermes_workspace.domain.errors import ConfigError, UsageError
+from hermes_workspace.domain.errors import ConfigError, ConverterUnavailableError, UsageError
 from hermes_workspace.domain.plugins import PluginContext
-from hermes_workspace.domain.ports import Chunker, Embedder, IndexStore, ResultSetStore, TokenCounter, VectorIndex
-from hermes_workspace.registry import ChunkerPlan, PluginRegistry, PluginSelection, load_target
+from hermes_workspace.registry import ChunkerPlan, PluginBrokenError, PluginRegistry, PluginSelection, load_target
+
+if TYPE_CHECKING:
+    from hermes_workspace.adapters.process_pool import ProcessTaskPool
+    from hermes_workspace.adapters.sqlite_result_sets import SqliteResultSets
+    from hermes_workspace.application.conversion import Conversions
+    from hermes_workspace.application.embedding import EmbedChunks
+    from hermes_workspace.application.file_processing import FileTools
+    from hermes_workspace.application.retrieve import RetrieveContext
+    from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
+    from hermes_workspace.application.verification import FreshnessMarker
+    from hermes_workspace.domain.catalog import DoctorCheck
+    from hermes_workspace.domain.config import WorkspaceConfig
+    from hermes_workspace.domain.ports import (
+        Chunker,
+        Converter,
+        Embedder,
+        IndexStore,
+        ResultSetStore,
+        TokenCounter,
+        VectorIndex,
+    )
+
+
+def lazy(target: str) -> Callable[..., Any]:
+    """A callable standing for ``target`` (``module:attribute``, entry-point syntax) that imports
+    it on its first call and then calls it: a command imports only the adapters and use cases it
+    builds (a ``search`` never imports the indexer, the decoder, the chunkers or the token
+    counter). Raises what importing or calling the target raises."""
+    resolved: list[Any] = []
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        if not resolved:
+            resolved.append(load_target(target))
+        return resolved[0](*args, **kwargs)
+
+    build.__name__ = build.__qualname__ = target.rpartition(":")[2]
+    build.__doc__ = f"Imports and calls {target}."
+    return build
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -77,6 +99,8 @@ def _open_store(path: Path, plugins: PluginSelection, readonly: bool = False) ->
 
 
 def _open_result_sets(path: Path, config: WorkspaceConfig) -> Iterator[SqliteResultSets]:
+    from hermes_workspace.adapters.sqlite_result_sets import SqliteResultSets
+
     sets = SqliteResultSets(path, ttl_seconds=config.handles.ttl_hours * 3600, max_sets=config.handles.max_sets)
     try:
         yield sets
@@ -118,6 +142,8 @@ _WORKER_PRELOAD = (
 
 def auto_index_workers() -> int:
     """One worker per available CPU, at most :data:`MAX_INDEX_WORKERS`."""
+    from hermes_workspace.adapters.process_pool import available_cpus
+
     return min(MAX_INDEX_WORKERS, available_cpus())
 
 
@@ -150,6 +176,8 @@ def make_index_pool(workers: int) -> ProcessTaskPool | None:
     """A process pool of ``workers`` for indexing, or ``None`` (in-process) below 2."""
     if workers < 2:
         return None
+    from hermes_workspace.adapters.process_pool import ProcessTaskPool
+
     return ProcessTaskPool(workers, in_flight_per_worker=2, items_per_call=4, preload=_WORKER_PRELOAD)
 
 
@@ -158,11 +186,14 @@ def _index_pool() -> ProcessTaskPool | None:
 
 
 def build_worker_tools(source: tuple[str, PluginContext], chunkers: ChunkerPlan, chunk_size: int,
-                       overlap: int) -> FileTools:
-    """The reading and chunking adapters, built inside a worker process from plugin targets and
-    contexts (picklable), the same as the ``file_source``, ``decoder``, ``chunker`` and
-    ``fallback_chunker`` providers build in this process: a third-party chunker or source chosen
-    in config runs in the workers too."""
+                       overlap: int, converters: ConverterPlan | None = None) -> FileTools:
+    """The reading, converting and chunking adapters, built inside a worker process from plugin
+    targets and contexts (picklable), the same as the ``file_source``, ``decoder``, ``chunker``,
+    ``fallback_chunker`` and ``conversions`` providers build in this process: a third-party
+    chunker, converter or source chosen in config runs in the workers too."""
+    from hermes_workspace.adapters.charset_decoder import CharsetDecoder
+    from hermes_workspace.application.file_processing import FileTools
+
     target, context = source
     factory = load_target(target)
     return FileTools(
@@ -170,6 +201,7 @@ def build_worker_tools(source: tuple[str, PluginContext], chunkers: ChunkerPlan,
         decoder=CharsetDecoder(),
         chunker=chunkers.build(),
         fallback_chunker=_text_chunker(chunk_size, overlap),
+        conversions=converters.build() if converters is not None and converters.selection else None,
     )
 
 
@@ -184,7 +216,7 @@ def _fallback_chunker(settings: WorkspaceConfig) -> Chunker:
     return _text_chunker(settings.chunking.chunk_size, settings.chunking.overlap)
 
 
-def _worker_tools(settings: WorkspaceConfig, plugins: PluginSelection,
+def _worker_tools(settings: WorkspaceConfig, plugins: PluginSelection, index_dir: Path,
                   *adapters: providers.Provider) -> Callable[[], FileTools] | None:
     """A picklable recipe for :func:`build_worker_tools` (plugin targets and contexts, not
     objects), or ``None`` (no worker processes) when one of those adapters was replaced: a
@@ -192,7 +224,90 @@ def _worker_tools(settings: WorkspaceConfig, plugins: PluginSelection,
     if any(provider.overridden for provider in adapters):
         return None
     return partial(build_worker_tools, plugins.source_recipe(), plugins.chunker_plan(),
-                   settings.chunking.chunk_size, settings.chunking.overlap)
+                   settings.chunking.chunk_size, settings.chunking.overlap,
+                   converter_plan(plugins, conversion_cache_dir(index_dir)))
+
+
+# -- document converters (PDF, DOCX, PPTX, XLSX, EPUB; the `documents` extra) ---------------------------
+
+def conversion_cache_dir(index_dir: Path) -> Path:
+    """``<index_dir>/converted``: converted texts of documents, by content hash."""
+    from hermes_workspace.adapters.filesystem_conversion_cache import CACHE_DIRNAME
+
+    return index_dir / CACHE_DIRNAME
+
+
+def load_converter(name: str, target: str, context: PluginContext) -> Converter:
+    """Converter plugin ``name`` built from its entry-point ``target`` and ``context``.
+
+    Raises:
+        ConverterUnavailableError: it cannot be imported or built (its library is not installed:
+            the adapter's own error, with the install hint; anything else: the error's message).
+    """
+    from hermes_workspace.registry import PluginEntry
+
+    entry = PluginEntry(category="converters", name=name, target=target)
+    try:
+        return PluginRegistry([entry]).build(entry, context)
+    except PluginBrokenError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ConverterUnavailableError):
+            raise cause from None
+        raise ConverterUnavailableError(exc.message) from exc
+
+
+def make_converter(name: str, home: Path | None = None) -> Converter:
+    """Converter plugin ``name`` as the installed registry finds it, built with a context of
+    ``home`` (default: :func:`resolve_home`) and no options (tools, benchmarks).
+
+    Raises:
+        UnknownPluginError: no converter of that name is installed.
+        ConverterUnavailableError: it cannot be imported or built.
+    """
+    home = home if home is not None else resolve_home()
+    entry = PluginRegistry().find("converters", name)
+    context = PluginContext(category="converters", name=name, home=home, models_dir=models_dir(home))
+    return load_converter(name, entry.target, context)
+
+
+@dataclass(frozen=True, slots=True)
+class ConverterPlan:
+    """The converters of ``knowledgebase.converters`` as picklable recipes: ``selection``
+    (suffix, name) pairs, ``recipes`` (name, entry-point target, context) triples, and the cache
+    folder (``None``: no cache)."""
+
+    selection: tuple[tuple[str, str], ...]
+    recipes: tuple[tuple[str, str, PluginContext], ...]
+    cache_dir: Path | None = None
+
+    def build(self) -> Conversions:
+        """The :class:`~hermes_workspace.application.conversion.Conversions` of this plan; each
+        converter is built when a file of one of its suffixes is first met."""
+        from hermes_workspace.adapters.filesystem_conversion_cache import FileConversionCache
+        from hermes_workspace.application.conversion import Conversions
+
+        recipes = {name: (target, context) for name, target, context in self.recipes}
+
+        def load(name: str) -> Converter:
+            target, context = recipes[name]
+            return load_converter(name, target, context)
+
+        cache = FileConversionCache(self.cache_dir) if self.cache_dir is not None else None
+        return Conversions(dict(self.selection), load, cache)
+
+
+def converter_plan(plugins: PluginSelection, cache_dir: Path | None) -> ConverterPlan:
+    """The :class:`ConverterPlan` of ``plugins``' config (names checked when ``plugins`` was made)."""
+    selection = tuple(plugins.config.converters)
+    names = sorted({name for _, name in selection})
+    recipes = tuple((name, plugins.registry.find("converters", name).target, plugins.context("converters", name))
+                    for name in names)
+    return ConverterPlan(selection, recipes, cache_dir)
+
+
+def _conversions(plugins: PluginSelection, index_dir: Path) -> Conversions | None:
+    plan = converter_plan(plugins, conversion_cache_dir(index_dir))
+    return plan.build() if plan.selection else None
 
 
 MODELS_DIRNAME = "models"
@@ -251,6 +366,8 @@ def _semantic_side(
 ) -> SemanticSide | None:
     if embedder is None:
         return None
+    from hermes_workspace.application.search import SemanticSide
+
     status = "consent_required" if not settings.embedder.consented else None
     return SemanticSide(embedder=embedder, open_vectors=open_vectors, status=status)
 
@@ -260,10 +377,14 @@ def _embedding(
 ) -> EmbedChunks | None:
     if embedder is None:
         return None
+    from hermes_workspace.application.embedding import EmbedChunks
+
     return EmbedChunks(embedder=embedder, open_vectors=open_vectors, batch_size=settings.embedder.batch_size)
 
 
 def _retrieval_settings(config: WorkspaceConfig, embedder: Embedder | None) -> RetrievalSettings:
+    from hermes_workspace.application.search import RetrievalSettings
+
     mode = config.retriever.mode
     if mode == "auto":  # an embedder given to the API counts as configured
         mode = "hybrid" if embedder is not None else "keyword"
@@ -284,6 +405,7 @@ def tokenizer_check() -> DoctorCheck:
     """``doctor``'s ``tokenizer`` check: the rank file shipped with the token counter against its
     published SHA-256."""
     from hermes_workspace.adapters import tiktoken_counter
+    from hermes_workspace.application.catalog import check_rank_file
 
     return check_rank_file(tiktoken_counter.RANK_FILE, tiktoken_counter.RANK_FILE_SHA256)
 
@@ -294,10 +416,14 @@ def _vectors_if_semantic(embedder: Embedder | None, opener: Callable[[], VectorI
 
 def _lock_probe(lock: object) -> Callable[[], tuple[bool | None, int | None]] | None:
     return getattr(lock, "probe", None)
+
+
 def _retrieve_context(
     search: SearchWorkspace, counter: TokenCounter, result_sets: ResultSetStore, config: WorkspaceConfig,
     home: Path, freshness: FreshnessMarker,
 ) -> RetrieveContext:
+    from hermes_workspace.application.retrieve import RetrieveContext
+
     return RetrieveContext(
         search=search.execute,
         counter=counter,
@@ -326,8 +452,9 @@ def _retrieve_pager(context: RetrieveContext) -> Callable[..., Any]:
 
 class Container(containers.DeclarativeContainer):
     """Providers: ``home`` (a :class:`Path`, required), adapters as singletons, use cases as
-    factories. ``config`` reloads the file on every use; ``settings`` is the first load, used to
-    build adapters once per process."""
+    factories. ``config`` loads the file on every use (parsed again only when it changed);
+    ``settings`` is the first load, used to build adapters once per process. Adapters and use
+    cases are named through :func:`lazy`, so that building one imports only its own modules."""
 
     home = providers.Dependency(instance_of=Path)
 
@@ -346,21 +473,24 @@ class Container(containers.DeclarativeContainer):
     plugins = providers.Singleton(_plugin_selection, plugin_registry, settings, home, index_dir)
 
     file_source = providers.Singleton(_file_source, plugins)
-    decoder = providers.Singleton(CharsetDecoder)
+    # Document converters by suffix (knowledgebase.converters), each imported on first use; the
+    # converted texts are cached under <index>/converted. None when no suffix is converted.
+    conversions = providers.Singleton(_conversions, plugins=plugins, index_dir=index_dir)
+    decoder = providers.Singleton(lazy("hermes_workspace.adapters.charset_decoder:CharsetDecoder"))
     chunker = providers.Singleton(_chunker, plugins)
     fallback_chunker = providers.Singleton(_fallback_chunker, settings)
     # Resources, so that `shutdown_resources()` closes the connections that were opened, and only those.
     store = providers.Resource(_open_store, path=index_path, plugins=plugins)
     search_store = providers.Resource(_open_store, path=index_path, plugins=plugins, readonly=True)
-    index_lock = providers.Singleton(FileIndexLock, path=providers.Callable(lambda d: d / c.LOCK_FILENAME, index_dir))
-    layout = providers.Singleton(FilesystemLayout)
+    index_lock = providers.Singleton(lazy("hermes_workspace.adapters.file_lock:FileIndexLock"), path=providers.Callable(lambda d: d / c.LOCK_FILENAME, index_dir))
+    layout = providers.Singleton(lazy("hermes_workspace.adapters.filesystem_layout:FilesystemLayout"))
 
     # Reading and chunking in worker processes (HERMES_INDEX_WORKERS); the workers build their own
     # adapters from `worker_tools`, which is None when one of them was replaced in this process.
     index_pool = providers.Callable(_index_pool)
     worker_tools = providers.Callable(
-        _worker_tools, settings, plugins, file_source.provider, decoder.provider, chunker.provider,
-        fallback_chunker.provider,
+        _worker_tools, settings, plugins, index_dir, file_source.provider, decoder.provider, chunker.provider,
+        fallback_chunker.provider, conversions.provider,
     )
     # Dense retrieval (knowledgebase.embedder / retriever / reranker): `embedder` is None when
     # the provider is none; the vector index lives in the same SQLite file as the keyword index.
@@ -374,7 +504,7 @@ class Container(containers.DeclarativeContainer):
     )
 
     index_workspace = providers.Factory(
-        IndexWorkspace,
+        lazy("hermes_workspace.application.indexing:IndexWorkspace"),
         config=config,
         home=home,
         source=file_source,
@@ -387,9 +517,10 @@ class Container(containers.DeclarativeContainer):
         pool=index_pool,
         worker_tools=worker_tools,
         embedding=embedding,
+        conversions=conversions,
     )
     search_workspace = providers.Factory(
-        SearchWorkspace,
+        lazy("hermes_workspace.application.search:SearchWorkspace"),
         store=search_store,
         default_limit=config.provided.default_limit,
         semantic=semantic_side,
@@ -398,13 +529,13 @@ class Container(containers.DeclarativeContainer):
     )
     # Catalog (issue 10): `doctor` opens the read-only store itself, so that a damaged file is a
     # failed check rather than an error.
-    list_files = providers.Factory(ListFiles, store=search_store)
+    list_files = providers.Factory(lazy("hermes_workspace.application.catalog:ListFiles"), store=search_store)
     delete_files = providers.Factory(
-        DeleteFiles, store=store, open_vectors=providers.Callable(_vectors_if_semantic, embedder, vector_index)
+        lazy("hermes_workspace.application.catalog:DeleteFiles"), store=store, open_vectors=providers.Callable(_vectors_if_semantic, embedder, vector_index)
     )
-    readmit = providers.Factory(Readmit, store=store)
+    readmit = providers.Factory(lazy("hermes_workspace.application.catalog:Readmit"), store=store)
     doctor = providers.Factory(
-        Doctor,
+        lazy("hermes_workspace.application.catalog:Doctor"),
         index_path=index_path,
         open_store=search_store.provider,
         embedder=embedder,
@@ -414,28 +545,28 @@ class Container(containers.DeclarativeContainer):
     )
     # Verified reads, freshness marks and result sets (handles, cursors) in the index file.
     result_sets = providers.Resource(_open_result_sets, path=index_path, config=settings)
-    freshness = providers.Factory(FreshnessMarker, store=search_store, source=file_source)
+    freshness = providers.Factory(lazy("hermes_workspace.application.verification:FreshnessMarker"), store=search_store, source=file_source)
     paged_search = providers.Factory(
-        PagedSearch, search=search_workspace, freshness=freshness, result_sets=result_sets
+        lazy("hermes_workspace.application.result_sets:PagedSearch"), search=search_workspace, freshness=freshness, result_sets=result_sets
     )
     # retrieve: budgets in o200k_base tokens; candidate lists frozen as result sets; `more` on a
     # retrieve set packs its next window.
-    token_counter = providers.Singleton(TiktokenCounter)
+    token_counter = providers.Singleton(lazy("hermes_workspace.adapters.tiktoken_counter:TiktokenCounter"))
     retrieve_context = providers.Factory(
         _retrieve_context, search=search_workspace, counter=token_counter, result_sets=result_sets, config=config,
         home=home, freshness=freshness,
     )
     retrieve_pager = providers.Factory(_retrieve_pager, retrieve_context)
     more_results = providers.Factory(
-        MoreResults, result_sets=result_sets, freshness=freshness, retrieve_pager=retrieve_pager
+        lazy("hermes_workspace.application.result_sets:MoreResults"), result_sets=result_sets, freshness=freshness, retrieve_pager=retrieve_pager
     )
     read_span = providers.Factory(
-        ReadSpan, store=search_store, source=file_source, decoder=decoder, result_sets=result_sets,
-        counter=token_counter, default_budget=config.provided.injection.read_max_tokens,
+        lazy("hermes_workspace.application.verification:ReadSpan"), store=search_store, source=file_source, decoder=decoder, result_sets=result_sets,
+        counter=token_counter, default_budget=config.provided.injection.read_max_tokens, conversions=conversions,
     )
-    list_roots = providers.Factory(ListRoots, config=config_repository, home=home)
-    add_root = providers.Factory(AddRoot, config=config_repository, home=home)
-    remove_root = providers.Factory(RemoveRoot, config=config_repository, home=home)
+    list_roots = providers.Factory(lazy("hermes_workspace.application.roots:ListRoots"), config=config_repository, home=home)
+    add_root = providers.Factory(lazy("hermes_workspace.application.roots:AddRoot"), config=config_repository, home=home)
+    remove_root = providers.Factory(lazy("hermes_workspace.application.roots:RemoveRoot"), config=config_repository, home=home)
 
 
 def build_container(home: str | os.PathLike[str] | None = None) -> Container:

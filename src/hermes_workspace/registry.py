@@ -42,11 +42,11 @@ BUILTIN_ENTRY_POINTS: dict[str, dict[str, str]] = {
     "stores": {"sqlite-fts5": f"{_FACTORIES}:sqlite_fts5_store"},
     "sources": {"filesystem": f"{_FACTORIES}:filesystem_source"},
     "converters": {
-        "pypdf": "hermes_workspace.adapters.pypdf_converter:PypdfConverter",
-        "python-docx": "hermes_workspace.adapters.python_docx_converter:PythonDocxConverter",
-        "python-pptx": "hermes_workspace.adapters.python_pptx_converter:PythonPptxConverter",
-        "openpyxl": "hermes_workspace.adapters.openpyxl_converter:OpenpyxlConverter",
-        "markitdown": "hermes_workspace.adapters.markitdown_converter:MarkitdownConverter",
+        "pypdf": "hermes_workspace.adapters.builtin_plugins:pypdf_converter",
+        "python-docx": "hermes_workspace.adapters.builtin_plugins:python_docx_converter",
+        "python-pptx": "hermes_workspace.adapters.builtin_plugins:python_pptx_converter",
+        "openpyxl": "hermes_workspace.adapters.builtin_plugins:openpyxl_converter",
+        "markitdown": "hermes_workspace.adapters.builtin_plugins:markitdown_converter",
     },
 }
 """The entry points of pyproject.toml, ``category -> name -> "module:attribute"``."""
@@ -352,6 +352,8 @@ class PluginSelection:
         for category, name, setting in self._singles():
             if name != "none":
                 registry.find(category, name, setting=setting)
+        for suffix, name in config.converters:
+            registry.find("converters", name, setting=f"knowledgebase.converters.{suffix}")
 
     def _singles(self) -> list[tuple[str, str, str]]:
         c = self.config
@@ -369,7 +371,7 @@ class PluginSelection:
             category=category, name=name, home=self.home, models_dir=self.models_dir,
             options=c.options_for(name), chunk_size=c.chunking.chunk_size, overlap=c.chunking.overlap,
             max_file_bytes=c.max_file_bytes, embedder=c.embedder, reranker=c.reranker,
-            internal_dirs=self.internal_dirs, **extra,
+            internal_dirs=self.internal_dirs, convertible=tuple(suffix for suffix, _ in c.converters), **extra,
         )
 
     def _build(self, category: str, name: str, routes: tuple[str, ...], **extra: Any) -> tuple[str, Any]:

@@ -18,7 +18,7 @@ import pytest
 from hermes_workspace import Workspace
 from hermes_workspace.adapters.memory import HashEmbedder
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
-from hermes_workspace.application import indexing
+from hermes_workspace.application import batch_writer
 from hermes_workspace.application.embedding import EmbedChunks
 from hermes_workspace.domain.errors import StoreUnusableError
 from hermes_workspace.entrypoints import cli as cli_module
@@ -64,7 +64,7 @@ def test_a_full_disk_is_exit_74_and_the_next_run_finishes_the_work(
     index = home / "workspace" / ".index" / "workspace.sqlite"
 
     write_notes(notes, "late", LATE_FILES)
-    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 10)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_FILES", 10)
 
     def full_disk(path: Path, readonly: bool = False) -> SqliteFts5Store:
         return SqliteFts5Store(path, readonly=True) if readonly else FullDiskStore(path, headroom_pages=120)

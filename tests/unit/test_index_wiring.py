@@ -17,7 +17,7 @@ from hermes_workspace.container import build_container
 def test_the_number_of_workers_comes_from_the_environment(
     home: Path, monkeypatch: pytest.MonkeyPatch, value: str, workers: object
 ) -> None:
-    monkeypatch.setattr("hermes_workspace.container.available_cpus", lambda: 2)
+    monkeypatch.setattr("hermes_workspace.adapters.process_pool.available_cpus", lambda: 2)
     monkeypatch.setenv("HERMES_INDEX_WORKERS", value)
     pool = build_container(home).index_pool()
     if workers is None:
@@ -39,13 +39,13 @@ def test_a_bad_number_of_workers_in_the_environment_is_a_config_error(
 
 
 def test_one_cpu_means_no_worker_processes(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("hermes_workspace.container.available_cpus", lambda: 1)
+    monkeypatch.setattr("hermes_workspace.adapters.process_pool.available_cpus", lambda: 1)
     monkeypatch.setenv("HERMES_INDEX_WORKERS", "auto")
     assert build_container(home).index_pool() is None
 
 
 def test_the_library_default_is_in_process(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("hermes_workspace.container.available_cpus", lambda: 4)
+    monkeypatch.setattr("hermes_workspace.adapters.process_pool.available_cpus", lambda: 4)
     monkeypatch.delenv("HERMES_INDEX_WORKERS", raising=False)
     assert build_container(home).index_pool() is None
 

@@ -26,16 +26,16 @@ from hermes_workspace.adapters.memory import (
     RecordingProgressSink,
     Utf8Decoder,
 )
-from hermes_workspace.application import indexing
-from hermes_workspace.application.indexing import (
+from hermes_workspace.application import batch_writer, indexing
+from hermes_workspace.application.file_processing import (
     FileTask,
     FileTools,
-    IndexWorkspace,
     Problem,
     WorkerError,
     WorkerTraceback,
     process_file,
 )
+from hermes_workspace.application.indexing import IndexWorkspace
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.errors import DecodeError, IndexBusyError, StoreError, StoreUnusableError
 from hermes_workspace.domain.model import DiscoveryProblem, Root
@@ -580,7 +580,7 @@ def test_process_file_reports_unchanged_content_without_decoding() -> None:
 
 
 def test_writes_are_batched_and_every_file_counted_once_committed(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 10)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_FILES", 10)
     store = InMemoryIndexStore()
     summary = make(many_files(25), store=store).execute(RecordingProgressSink())
     assert summary.files_indexed == 25
@@ -608,7 +608,7 @@ class FailingCommitStore(InMemoryIndexStore):
 
 
 def test_a_failed_commit_reports_each_file_of_its_batch(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 10)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_FILES", 10)
     store = FailingCommitStore(fail_commit=2)
     summary = make(many_files(25), store=store).execute(RecordingProgressSink())
     lost = {e.path for e in summary.errors if e.stage == "store"}
@@ -628,7 +628,7 @@ def _files_indexed_in(error: StoreUnusableError) -> int:
 def test_a_failed_commit_of_the_whole_database_stops_the_run(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Disk full at a commit: not 10 per-file errors and an exit 0, but the run's error, saying
     how many files the committed batches hold."""
-    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 10)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_FILES", 10)
     full = StoreUnusableError("cannot commit: database or disk is full", hint="Free space.")
     store = FailingCommitStore(fail_commit=2, error=full)
     progress = RecordingProgressSink()
@@ -664,7 +664,7 @@ class DatabaseFailsStore(InMemoryIndexStore):
 def test_a_database_failure_stops_the_run_and_keeps_the_committed_files(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexing, "BATCH_MAX_FILES", 5)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_FILES", 5)
     store = DatabaseFailsStore("n012.txt", StoreUnusableError("cannot store: disk I/O error"))
     with pytest.raises(StoreUnusableError) as info:
         make(many_files(40), store=store).execute(RecordingProgressSink())
@@ -754,7 +754,7 @@ def test_an_interrupt_that_a_store_error_hides_still_stops_the_run(
 
 
 def test_a_batch_is_committed_early_when_it_holds_much_text(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexing, "BATCH_MAX_CHARS", 1_000)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_CHARS", 1_000)
     store = InMemoryIndexStore()
     summary = make(many_files(10, words=60), store=store).execute(RecordingProgressSink())
     assert summary.files_indexed == 10

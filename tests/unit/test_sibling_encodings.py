@@ -19,7 +19,8 @@ from hermes_workspace.adapters.memory import (
     ParagraphChunker,
 )
 from hermes_workspace.adapters.sqlite_fts5_store import SqliteFts5Store
-from hermes_workspace.application.indexing import FileTools, IndexWorkspace
+from hermes_workspace.application.file_processing import FileTools
+from hermes_workspace.application.indexing import IndexWorkspace
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.encodings import sibling_hint
 from hermes_workspace.domain.model import FileRecord

@@ -598,7 +598,7 @@ def test_writer_rebuilds_an_older_schema(db_path: Path) -> None:
 def test_writer_rebuilds_a_version_1_index_made_before_normalization(db_path: Path) -> None:
     """Version 1 indexed the text as written: its rows would miss normalized query words
     (``ابراج`` for ``الأبراج``), so a writer drops them and the next index run rebuilds."""
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6
     with SqliteFts5Store(db_path) as store:
         store.replace_file(*make_file("/ws/a.md", ["الأبراج"]))
     conn = apsw.Connection(str(db_path))
@@ -612,7 +612,7 @@ def test_writer_rebuilds_a_version_1_index_made_before_normalization(db_path: Pa
         assert search_paths(store, "ابراج") == ["/ws/a.md"]
     conn = apsw.Connection(str(db_path))
     try:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
     finally:
         conn.close()
 
@@ -653,6 +653,30 @@ def test_writer_rebuilds_a_version_4_index_made_before_breadcrumbs(db_path: Path
         store.replace_file(record, chunks)
         hits = store.search(parse_query("loader"))
     assert [(h.breadcrumb, h.definitions) for h in hits] == [("Loader.load_config", ("Loader.load_config",))]
+
+
+def test_writer_rebuilds_a_version_5_index_made_before_page_anchors(db_path: Path) -> None:
+    """Version 5 chunks had no page nor anchor column: a writer drops the old tables (made here
+    as version 5 made them) and creates the new layout, whose hits carry a chunk's page."""
+    db_path.parent.mkdir(parents=True)
+    conn = apsw.Connection(str(db_path))
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '5')")
+    conn.execute(
+        "CREATE TABLE chunks (id INTEGER PRIMARY KEY, file_id INTEGER, chunk_index INTEGER, content TEXT, "
+        "token_count INTEGER, start_line INTEGER, end_line INTEGER, start_char INTEGER, end_char INTEGER, "
+        "section TEXT, kind TEXT, breadcrumb TEXT, definitions TEXT)"
+    )
+    conn.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(content, section, path, breadcrumb, content='')")
+    conn.close()
+    record, chunks = make_file("/ws/report.pdf", ["quarterly revenue grew"])
+    chunks = [replace(chunks[0], page=3, anchor="pages 3-4")]
+    with SqliteFts5Store(db_path) as store:
+        store.replace_file(record, chunks)
+        hits = store.search(parse_query("revenue"))
+        stored = store.file_chunks(Path("/ws/report.pdf"))
+    assert [(h.page, h.anchor) for h in hits] == [(3, "pages 3-4")]
+    assert [(c.page, c.anchor) for c in stored] == [(3, "pages 3-4")]
 
 
 def test_writer_refuses_a_newer_schema(db_path: Path) -> None:

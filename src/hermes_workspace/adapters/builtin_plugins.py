@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from hermes_workspace.domain.plugins import PluginContext
 
 if TYPE_CHECKING:
-    from hermes_workspace.domain.ports import Chunker, Embedder, FileSource, IndexStore, Reranker
+    from hermes_workspace.domain.ports import Chunker, Converter, Embedder, FileSource, IndexStore, Reranker
 
 
 def tree_sitter_chunker(context: PluginContext) -> Chunker:
@@ -106,4 +106,40 @@ def filesystem_source(context: PluginContext) -> FileSource:
     """``filesystem``: walks the roots on the local disk, applying ignore rules and the size cap."""
     from hermes_workspace.adapters.filesystem_source import FilesystemSource
 
-    return FilesystemSource(max_file_bytes=context.max_file_bytes, internal_dirs=context.internal_dirs)
+    return FilesystemSource(max_file_bytes=context.max_file_bytes, internal_dirs=context.internal_dirs,
+                            convertible=context.convertible)
+
+
+def pypdf_converter(context: PluginContext) -> Converter:
+    """``pypdf``: PDF text per page (page anchors), bookmarks as headings; the ``documents`` extra."""
+    from hermes_workspace.adapters.pypdf_converter import PypdfConverter
+
+    return PypdfConverter()
+
+
+def python_docx_converter(context: PluginContext) -> Converter:
+    """``python-docx``: DOCX body in order, Heading styles as markdown headings, tables."""
+    from hermes_workspace.adapters.python_docx_converter import PythonDocxConverter
+
+    return PythonDocxConverter()
+
+
+def python_pptx_converter(context: PluginContext) -> Converter:
+    """``python-pptx``: one section per slide (slide anchors), tables and notes."""
+    from hermes_workspace.adapters.python_pptx_converter import PythonPptxConverter
+
+    return PythonPptxConverter()
+
+
+def openpyxl_converter(context: PluginContext) -> Converter:
+    """``openpyxl``: one section per sheet (sheet anchors), rows as table rows, capped."""
+    from hermes_workspace.adapters.openpyxl_converter import OpenpyxlConverter
+
+    return OpenpyxlConverter()
+
+
+def markitdown_converter(context: PluginContext) -> Converter:
+    """``markitdown``: EPUB, and HTML when a suffix is given to it in ``knowledgebase.converters``."""
+    from hermes_workspace.adapters.markitdown_converter import MarkitdownConverter
+
+    return MarkitdownConverter()

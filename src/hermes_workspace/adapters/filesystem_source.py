@@ -40,7 +40,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -246,7 +246,8 @@ class FilesystemSource:
       unless a rule excludes them;
     - a non-recursive root yields only the files directly inside it; a recursive one the whole tree,
       pruning ignored directories. Entries are visited sorted by name, depth first;
-    - per file: ignored -> nothing; suffix (lower-cased) in ``BINARY_SUFFIXES`` ->
+    - per file: ignored -> nothing; suffix (lower-cased) in ``BINARY_SUFFIXES`` and not in
+      ``convertible`` (the suffixes a document converter reads: ``.pdf``...) ->
       ``SkippedFile("binary_suffix")`` without a stat; then one ``os.stat``; not a regular file
       (FIFO, socket, device) -> nothing; ``size > max_file_bytes`` -> ``"too_large"``;
       ``size == 0`` -> ``"empty"``; else a :class:`SourceFile` (``mtime_ns`` from the stat);
@@ -263,11 +264,15 @@ class FilesystemSource:
         ValueError: ``max_file_bytes`` is negative (from the constructor).
     """
 
-    def __init__(self, max_file_bytes: int, *, internal_dirs: Sequence[Path] = ()) -> None:
+    def __init__(
+        self, max_file_bytes: int, *, internal_dirs: Sequence[Path] = (), convertible: Iterable[str] = ()
+    ) -> None:
         if max_file_bytes < 0:
             raise ValueError(f"max_file_bytes must be >= 0, got {max_file_bytes}")
         self.max_file_bytes = max_file_bytes
         self.internal_dirs = tuple(Path(d) for d in internal_dirs)
+        self.convertible = frozenset(s.lower() for s in convertible)
+        self._skipped_suffixes = BINARY_SUFFIXES - self.convertible
 
     def discover(self, roots: Sequence[Root]) -> Iterator[_Item]:
         """Yield a :class:`SourceFile`, :class:`SkippedFile`, :class:`ExcludedPath` or
@@ -421,7 +426,7 @@ class FilesystemSource:
                 continue
 
             path = Path(entry.path)
-            if os.path.splitext(name)[1].lower() in BINARY_SUFFIXES:
+            if os.path.splitext(name)[1].lower() in self._skipped_suffixes:
                 yield SkippedFile(path, configured, "binary_suffix")
                 continue
             try:

@@ -23,8 +23,11 @@ from hermes_workspace.domain.chunking import build_chunks
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.globs import PathGlob, compile_glob
 from hermes_workspace.domain.constants import BINARY_SUFFIXES
+from hermes_workspace.domain.conversion import DocumentBuilder, plain_line
 from hermes_workspace.domain.errors import (
     BinaryContentError,
+    ConversionError,
+    NoTextLayerError,
     DecodeError,
     HandleExpiredError,
     HandleNotFoundError,
@@ -35,6 +38,7 @@ from hermes_workspace.domain.errors import (
 from hermes_workspace.domain.exclusions import excluded_path
 from hermes_workspace.domain.model import (
     Chunk,
+    ConvertedDocument,
     DiscoveryProblem,
     ExcludedPath,
     FileRecord,
@@ -66,8 +70,12 @@ class InMemoryFileSource:
     real source, but no ignore rules. ``mtimes`` (ns) default to 1 and may be edited by tests.
     """
 
-    def __init__(self, files: dict[Path, bytes] | None = None, *, max_file_bytes: int = 10 * 1024 * 1024) -> None:
+    def __init__(
+        self, files: dict[Path, bytes] | None = None, *, max_file_bytes: int = 10 * 1024 * 1024,
+        convertible: Iterable[str] = (),
+    ) -> None:
         self.files: dict[Path, bytes] = dict(files or {})
+        self.convertible = frozenset(s.lower() for s in convertible)
         self.mtimes: dict[Path, int] = {}
         self.max_file_bytes = max_file_bytes
         self.reads: list[Path] = []
@@ -94,7 +102,7 @@ class InMemoryFileSource:
                 excluded = _always_excluded(path, root.path)
                 if excluded is not None:
                     yield excluded
-                elif path.suffix.lower() in BINARY_SUFFIXES:
+                elif path.suffix.lower() in BINARY_SUFFIXES and path.suffix.lower() not in self.convertible:
                     yield SkippedFile(path, root.path, "binary_suffix")
                 elif size > self.max_file_bytes:
                     yield SkippedFile(path, root.path, "too_large")
@@ -161,6 +169,71 @@ class ParagraphChunker:
             cuts.append(pos + 2)
             pos = text.find("\n\n", pos + 2)
         return build_chunks(text, cuts, kind="text", overlap=self.overlap)
+
+
+class LineConverter:
+    """A :class:`~hermes_workspace.domain.ports.Converter` for a made-up page format: the bytes
+    are UTF-8 text whose pages are separated by form feeds (``\f``); each page becomes its
+    lines (a line ``= Title`` becomes the heading ``# Title``) with one ``page`` anchor. A
+    document whose pages are all blank raises :class:`NoTextLayerError` (like a scanned PDF), one
+    that is not UTF-8 :class:`ConversionError`. ``calls`` records the paths converted;
+    ``version`` is part of the signature (change it to simulate a library upgrade)."""
+
+    def __init__(self, name: str = "lines", version: str = "1") -> None:
+        self._name = name
+        self.version = version
+        self.calls: list[Path] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def signature(self) -> str:
+        return f"{self._name};version={self.version}"
+
+    def convert(self, data: bytes, path: Path) -> ConvertedDocument:
+        self.calls.append(path)
+        try:
+            pages = data.decode("utf-8").split("\f")
+        except UnicodeDecodeError as exc:
+            raise ConversionError(f"{path.name} is not a lines document") from exc
+        if not any(page.strip() for page in pages):
+            raise NoTextLayerError(f"{path.name} has no text layer on any of its {len(pages)} pages")
+        builder = DocumentBuilder()
+        for number, page in enumerate(pages, start=1):
+            if not page.strip():
+                continue
+            builder.blank()
+            builder.anchor("page", number, str(number))
+            for line in page.strip("\n").split("\n"):
+                builder.add(f"# {line[2:]}" if line.startswith("= ") else plain_line(line))
+        return builder.build()
+
+
+class InMemoryConversionCache:
+    """A :class:`~hermes_workspace.domain.ports.ConversionCache` in a dict; ``gets``/``puts``
+    count the calls."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], ConvertedDocument] = {}
+        self.gets = 0
+        self.puts = 0
+
+    def get(self, content_hash: str, signature: str) -> ConvertedDocument | None:
+        self.gets += 1
+        return self.entries.get((content_hash, signature))
+
+    def put(self, content_hash: str, signature: str, document: ConvertedDocument) -> None:
+        self.puts += 1
+        self.entries[(content_hash, signature)] = document
+
+    def prune(self, keep: Iterable[tuple[str, str]]) -> int:
+        wanted = set(keep)
+        gone = [key for key in self.entries if key not in wanted]
+        for key in gone:
+            del self.entries[key]
+        return len(gone)
 
 
 @dataclass
@@ -338,6 +411,8 @@ def _ranked_hits(scored: list[tuple[float, FileRecord, Chunk]], limit: int) -> l
             breadcrumb=chunk.breadcrumb,
             definitions=chunk.definitions,
             root=record.root,
+            page=chunk.page,
+            anchor=chunk.anchor,
         )
         for score, record, chunk in scored[: max(1, limit)]
     ]

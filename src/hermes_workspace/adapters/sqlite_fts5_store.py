@@ -12,6 +12,7 @@ Schema (version :data:`SCHEMA_VERSION`, recorded in ``meta``)::
     chunks(id INTEGER PRIMARY KEY, file_id -> files(id) ON DELETE CASCADE, chunk_index, content,
            token_count, start_line, end_line, start_char, end_char, section, kind,
            breadcrumb, definitions,                            -- definitions: "\n"-joined names
+           page, anchor,                                       -- converted documents only
            UNIQUE(file_id, chunk_index))
     chunks_fts USING fts5(content, section, path, breadcrumb, content='', contentless_delete=1,
                           tokenize='porter unicode61 remove_diacritics 2')   -- rowid = chunks.id
@@ -74,7 +75,7 @@ from hermes_workspace.domain.text_normalization import cjk_bigrams, has_cjk, nor
 
 __all__ = ["BM25_WEIGHTS", "SCHEMA_VERSION", "SqliteFts5Store", "compile_fts5_match"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Version of the layout below, stored as ``meta.schema_version``. A writer finding an older
 version drops and rebuilds the index (it is derived data); a reader refuses it.
 
@@ -86,7 +87,9 @@ whitespace (see :func:`_indexed_text`); 4 indexes Chinese, Japanese and Korean r
 ``content``, ``section`` and ``path``) as overlapping character bigrams
 (:func:`~hermes_workspace.domain.text_normalization.cjk_bigrams`), where version 3 had one token
 per run, so its rows would miss a query word inside a run; 5 adds each chunk's ``breadcrumb``
-and ``definitions`` (structural chunking) and the weighted FTS column ``breadcrumb``."""
+and ``definitions`` (structural chunking) and the weighted FTS column ``breadcrumb``; 6 adds each
+chunk's ``page`` and ``anchor`` (where a chunk of a converted PDF, PPTX or XLSX is in the
+original), which version-5 rows of documents lack (they were not indexed before 6 anyway)."""
 
 _LONE_CHARACTER = re.compile(r"(?<!\S)\S(?!\S)")
 
@@ -201,6 +204,8 @@ _SCHEMA = (
         kind        TEXT NOT NULL,
         breadcrumb  TEXT,
         definitions TEXT,
+        page        INTEGER,
+        anchor      TEXT,
         UNIQUE (file_id, chunk_index)
     )""",
     f"""CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -235,8 +240,8 @@ RETURNING id
 
 _INSERT_CHUNK = """
 INSERT INTO chunks (id, file_id, chunk_index, content, token_count, start_line, end_line,
-                    start_char, end_char, section, kind, breadcrumb, definitions)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    start_char, end_char, section, kind, breadcrumb, definitions, page, anchor)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 _INSERT_FTS = "INSERT INTO chunks_fts (rowid, content, section, path, breadcrumb) VALUES (?, ?, ?, ?, ?)"
@@ -512,7 +517,7 @@ class SqliteFts5Store(IndexFileConnection):
         """
         sql = """
             SELECT c.chunk_index, c.content, c.start_char, c.end_char, c.start_line, c.end_line,
-                   c.token_count, c.kind, c.section, c.breadcrumb, c.definitions
+                   c.token_count, c.kind, c.section, c.breadcrumb, c.definitions, c.page, c.anchor
             FROM files AS f JOIN chunks AS c ON c.file_id = f.id
             WHERE f.abs_path = ? ORDER BY c.chunk_index
         """
@@ -521,9 +526,9 @@ class SqliteFts5Store(IndexFileConnection):
             return [
                 Chunk(index=index, content=content, start_char=start_char, end_char=end_char, line_start=line_start,
                       line_end=line_end, tokens=tokens, kind=kind, section=section, breadcrumb=breadcrumb,
-                      definitions=split_definitions(definitions))
+                      definitions=split_definitions(definitions), page=page, anchor=anchor)
                 for (index, content, start_char, end_char, line_start, line_end, tokens, kind, section, breadcrumb,
-                     definitions) in conn.execute(sql, (stored_path(path),))
+                     definitions, page, anchor) in conn.execute(sql, (stored_path(path),))
             ]
 
         return self._run("read the chunks of a file", run)
@@ -610,6 +615,8 @@ class SqliteFts5Store(IndexFileConnection):
                             c.kind,
                             c.breadcrumb,
                             "\n".join(c.definitions) or None,
+                            c.page,
+                            c.anchor,
                         )
                         for chunk_id, c in zip(ids, chunks)
                     ],
@@ -725,7 +732,8 @@ class SqliteFts5Store(IndexFileConnection):
                 LIMIT :limit
             )
             SELECT f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index,
-                   top.bm, c.token_count, f.modified_at, c.content, c.breadcrumb, c.definitions, f.root_path
+                   top.bm, c.token_count, f.modified_at, c.content, c.breadcrumb, c.definitions, f.root_path,
+                   c.page, c.anchor
             FROM top
             JOIN chunks AS c ON c.id = top.id
             JOIN files AS f ON f.id = c.file_id
@@ -747,9 +755,11 @@ class SqliteFts5Store(IndexFileConnection):
                     breadcrumb=breadcrumb,
                     definitions=split_definitions(definitions),
                     root=Path(from_storage(root_path)),
+                    page=page,
+                    anchor=anchor,
                 )
                 for (abs_path, line_start, line_end, section, chunk_index, bm, tokens, modified, content, breadcrumb,
-                     definitions, root_path) in conn.execute(sql, params)
+                     definitions, root_path, page, anchor) in conn.execute(sql, params)
             ]
 
         return self._run("search", run)

@@ -48,7 +48,7 @@ __all__ = ["SqliteResultSets", "hit_from_json", "hit_to_json"]
 
 DEFAULT_BUSY_TIMEOUT_MS = 5_000
 """How long a save waits for an index run's write lock (milliseconds). Index batches commit at
-least every 0.5 s (``BATCH_MAX_SECONDS`` in application/indexing.py); past this wait, the search
+least every 0.5 s (``BATCH_MAX_SECONDS`` in application/batch_writer.py); past this wait, the search
 returns its hits without handles rather than keep the agent waiting."""
 
 TOMBSTONES_PER_SET = 10

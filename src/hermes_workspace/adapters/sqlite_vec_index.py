@@ -91,7 +91,7 @@ _DROP = (
 
 _HIT_COLUMNS = (
     "f.abs_path, c.start_line, c.end_line, c.section, c.chunk_index, c.token_count, f.modified_at, c.content, "
-    "c.breadcrumb, c.definitions, f.root_path"
+    "c.breadcrumb, c.definitions, f.root_path, c.page, c.anchor"
 )
 
 
@@ -473,9 +473,11 @@ class SqliteVecIndex(IndexFileConnection):
                     breadcrumb=breadcrumb,
                     definitions=split_definitions(definitions),
                     root=Path(from_storage(root_path)),
+                    page=page,
+                    anchor=anchor,
                 )
                 for (distance, abs_path, line_start, line_end, section, chunk_index, tokens, modified, content,
-                     breadcrumb, definitions, root_path) in (
+                     breadcrumb, definitions, root_path, page, anchor) in (
                     conn.execute(sql, params)
                 )
             ]

@@ -10,41 +10,38 @@ from this process only (the single writer), a few hundred files per transaction;
 from __future__ import annotations
 
 import os
-import pickle
 import time
-import traceback
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, closing
+from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal
 
 from hermes_workspace.application.logs import get_logger
+from hermes_workspace.application.batch_writer import BatchWriter
+from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.application.embedding import EmbedChunks
-from hermes_workspace.domain.catalog import DELETED_BY_USER, Tombstone
-from hermes_workspace.domain.chunking import build_chunks, count_words
-from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
-from hermes_workspace.domain.constants import INDEX_DIRNAME, MAX_CHARS_PER_WORD
-from hermes_workspace.domain.encodings import sibling_hint
-from hermes_workspace.domain.errors import (
-    AmbiguousEncodingError,
-    BinaryContentError,
-    DecodeError,
-    StoreUnusableError,
-    reraise_interrupt,
+from hermes_workspace.application.file_processing import (
+    FileOutcome,
+    FileTask,
+    FileTools,
+    Problem,
+    process_file,
 )
-from hermes_workspace.domain.filetypes import kind_for_path
+from hermes_workspace.domain.catalog import DELETED_BY_USER, Tombstone
+from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.constants import INDEX_DIRNAME
+from hermes_workspace.domain.encodings import sibling_hint
+from hermes_workspace.domain.conversion import converted_signature, converted_view
+from hermes_workspace.domain.errors import ConverterUnavailableError, StoreUnusableError, reraise_interrupt
 from hermes_workspace.domain.model import (
-    Chunk,
     DiscoveryProblem,
     ErrorStage,
     ExcludedPath,
     FileFailure,
     FileRecord,
-    content_hash,
     IndexSummary,
     Root,
     SkippedFile,
@@ -52,8 +49,6 @@ from hermes_workspace.domain.model import (
 )
 from hermes_workspace.domain.plugins import file_signatures
 from hermes_workspace.domain.ports import (
-    Chunker,
-    Decoder,
     FileSource,
     IndexLock,
     IndexStore,
@@ -61,6 +56,8 @@ from hermes_workspace.domain.ports import (
     TaskPool,
     WorkspaceLayout,
 )
+
+__all__ = ["FileOutcome", "FileTask", "FileTools", "IndexWorkspace", "Problem", "process_file", "utc_iso"]
 
 log = get_logger("hermes_workspace.index")
 
@@ -74,206 +71,10 @@ never stored (empty or binary content), whose number says nothing about the edit
 PARALLEL_MIN_FILES = 8
 """...and with fewer files than this (one huge file gains nothing from workers)."""
 
-BATCH_MAX_FILES = 200
-"""Files stored per transaction at most (each file stays all-or-nothing inside it)."""
-
-BATCH_MAX_SECONDS = 0.5
-"""A batch is committed once it has been open this long, so that a concurrent search sees
-progress and a crash loses little."""
-
-BATCH_MAX_CHARS = 32 * 1024 * 1024
-"""...or once it holds this many characters of chunk text (the store may keep a batch's
-full-text rows in memory until its commit)."""
-
-
 def utc_iso(timestamp_ns: int | float) -> str:
     """``2026-04-15T10:32:00Z`` for a POSIX time in nanoseconds (seconds precision, UTC)."""
     seconds = timestamp_ns / 1e9 if isinstance(timestamp_ns, int) else timestamp_ns
     return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# -- the per-file work, in a worker process or in this one -------------------------------------------
-
-
-class WorkerTraceback(Exception):
-    """The traceback of an exception raised in a worker process, as text: the ``__cause__`` of
-    the copy of that exception that comes back (tracebacks cannot cross processes)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-class WorkerError(Exception):
-    """Stands for an exception raised in a worker process that could not be copied back."""
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """A per-file failure: ``error_type`` as the summary reports it (``EncodingError`` for a
-    :class:`DecodeError`), its message, and the exception itself, for the log. When it comes
-    back from a worker process, ``exception`` is a copy without a traceback whose ``__cause__``
-    is a :class:`WorkerTraceback` holding the worker's traceback (a :class:`WorkerError` when
-    the exception cannot be copied)."""
-
-    error_type: str
-    message: str
-    exception: BaseException
-
-    @classmethod
-    def of(cls, exc: BaseException) -> Problem:
-        error_type = "EncodingError" if isinstance(exc, DecodeError) else type(exc).__name__
-        return cls(error_type, str(exc), exc)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        exc = self.exception
-        text = "".join(traceback.format_exception(exc))
-        try:
-            copy = pickle.loads(pickle.dumps(exc))
-            portable = type(copy) is type(exc)
-        except Exception:  # noqa: BLE001 - any exception type may fail to round-trip
-            portable = False
-        remote: BaseException = exc if portable else WorkerError(f"{type(exc).__name__}: {exc}")
-        return (_problem_from_worker, (self.error_type, self.message, remote, text))
-
-
-def _problem_from_worker(error_type: str, message: str, exception: BaseException, text: str) -> Problem:
-    exception.__cause__ = WorkerTraceback(text)
-    return Problem(error_type, message, exception)
-
-
-@dataclass(frozen=True, slots=True)
-class FileTools:
-    """The adapters that turn one file into chunks. A worker process builds its own (a
-    ``TaskPool`` setup function); in this process they are the use case's own."""
-
-    source: FileSource
-    decoder: Decoder
-    chunker: Chunker
-    fallback_chunker: Chunker
-
-
-@dataclass(frozen=True, slots=True)
-class FileTask:
-    """One file to read: ``indexed`` when the index holds a version of it, ``known_hash`` the
-    content hash of that version when it was indexed with the current settings, ``hint`` an
-    encoding to prefer when several read the file equally well (from its siblings)."""
-
-    file: SourceFile
-    indexed: bool = False
-    known_hash: str | None = None
-    hint: str | None = None
-    tombstone: Tombstone | None = None
-    """Set when ``delete`` removed the file: ``known_hash`` is then the hash it had, and an
-    ``unchanged`` outcome means "still the deleted file"."""
-
-
-Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed"]
-
-
-@dataclass(frozen=True, slots=True)
-class FileOutcome:
-    """What :func:`process_file` made of one file. ``failed``: ``stage`` and ``problem`` say why,
-    and ``changed`` whether the file was known to have changed by then (its old chunks must go,
-    since their text and line ranges no longer match the file). ``fallback``: the chunker failed
-    and the fallback chunker was tried (logged as a warning). ``encoding``: the legacy encoding
-    the text was read with (``None`` for UTF-8, a BOM, or a decoder that does not say).
-    ``ambiguous``: for a read failure because several encodings fit, their names."""
-
-    status: Status
-    content_hash: str = ""
-    size: int = 0
-    chunks: Sequence[Chunk] = ()
-    stage: ErrorStage | None = None
-    problem: Problem | None = None
-    changed: bool = False
-    fallback: Problem | None = None
-    encoding: str | None = None
-    ambiguous: tuple[str, ...] = ()
-
-
-class _ChunkFailed(Exception):
-    def __init__(self, problem: Problem, fallback: Problem | None) -> None:
-        super().__init__(problem.message)
-        self.problem = problem
-        self.fallback = fallback
-
-
-def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) -> FileOutcome:
-    """Read, hash, decode and chunk one file; no store access, so that it can run in a worker.
-
-    Unchanged content (``task.known_hash``) stops after hashing. Files of at most
-    ``chunking.threshold`` words are one chunk; a failing ``tools.chunker`` falls back to
-    ``tools.fallback_chunker``. The file's own failures come back as a ``failed`` outcome with
-    their stage (``discover``: it vanished; ``read``: unreadable or undecodable; ``chunk``).
-
-    Raises:
-        KeyboardInterrupt: also when a chunker turned one into another error.
-    """
-    try:
-        data = tools.source.read_bytes(task.file)
-    except FileNotFoundError as exc:
-        return FileOutcome("failed", stage="discover", problem=Problem.of(exc))
-    except Exception as exc:  # noqa: BLE001 - any read failure is this file's, reported with its stage
-        reraise_interrupt(exc)
-        return FileOutcome("failed", stage="read", problem=Problem.of(exc))
-    digest = content_hash(data)
-    size = len(data)
-    if task.known_hash == digest:
-        return FileOutcome("unchanged", digest, size)
-    try:
-        text, encoding = _decode(tools.decoder, data, task.hint)
-    except BinaryContentError:
-        return FileOutcome("binary_content", digest, size)
-    except AmbiguousEncodingError as exc:
-        return FileOutcome("failed", digest, size, stage="read", problem=Problem.of(exc), changed=True,
-                           ambiguous=exc.candidates)
-    except Exception as exc:  # noqa: BLE001 - any decoding failure is this file's
-        reraise_interrupt(exc)
-        return FileOutcome("failed", digest, size, stage="read", problem=Problem.of(exc), changed=True)
-    del data
-    try:
-        chunks, fallback = _chunk(tools, text, task.file.path, chunking)
-    except _ChunkFailed as failed:
-        return FileOutcome("failed", digest, size, stage="chunk", problem=failed.problem, changed=True,
-                           fallback=failed.fallback)
-    except Exception as exc:  # noqa: BLE001 - the one-chunk path (our own policy) failed
-        reraise_interrupt(exc)
-        return FileOutcome("failed", digest, size, stage="chunk", problem=Problem.of(exc), changed=True)
-    if not chunks:
-        return FileOutcome("empty", digest, size, fallback=fallback)
-    return FileOutcome("chunked", digest, size, chunks=chunks, fallback=fallback, encoding=encoding)
-
-
-UNICODE_ENCODINGS = frozenset({"utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"})
-"""Encodings that are not evidence about a folder's legacy code page."""
-
-
-def _decode(decoder: Decoder, data: bytes, hint: str | None) -> tuple[str, str | None]:
-    """The text, and the legacy encoding it was read with (``None`` for Unicode, or a decoder
-    without ``read``)."""
-    read = getattr(decoder, "read", None)
-    if read is None:
-        return (decoder.decode(data, hint=hint) if hint else decoder.decode(data)), None
-    decoded = read(data, hint=hint)
-    return decoded.text, (None if decoded.encoding in UNICODE_ENCODINGS else decoded.encoding)
-
-
-def _chunk(tools: FileTools, text: str, path: Path, chunking: ChunkingConfig) -> tuple[list[Chunk], Problem | None]:
-    # A file is one chunk when it has at most `threshold` words and is not longer than that
-    # many words can reasonably be (a 3 MB minified file is "2 words").
-    max_chars = max(chunking.threshold, chunking.chunk_size) * MAX_CHARS_PER_WORD
-    if len(text) <= max_chars and count_words(text) <= chunking.threshold:
-        return build_chunks(text, [], kind=kind_for_path(path), overlap=0, max_chars=max_chars), None
-    try:
-        return tools.chunker.chunk(text, path), None
-    except Exception as exc:  # noqa: BLE001 - the fallback below is for any chunker failure
-        reraise_interrupt(exc)
-        fallback = Problem.of(exc)
-    try:
-        return tools.fallback_chunker.chunk(text, path), fallback
-    except Exception as exc:
-        reraise_interrupt(exc)
-        raise _ChunkFailed(Problem.of(exc), fallback) from exc
 
 
 # -- the run, in this process --------------------------------------------------------------------------
@@ -295,7 +96,16 @@ _DELETED = DELETED_BY_USER
 """Plan step of a file removed by ``delete`` whose size and mtime match its tombstone: skipped
 without reading."""
 
-_Step = FileTask | _FileFailed | str
+@dataclass(frozen=True, slots=True)
+class _Unavailable:
+    """Plan step of a document whose converter cannot run (library missing): skipped without
+    reading, and dropped from the index when it was in it (its text can no longer be checked)."""
+
+    indexed: bool
+    error: ConverterUnavailableError
+
+
+_Step = FileTask | _FileFailed | _Unavailable | str
 
 
 @dataclass
@@ -317,7 +127,7 @@ class IndexWorkspace:
     bytes to read do the reading, decoding and chunking in ``pool``'s workers, and this process
     stores their results in candidate order; should the pool fail (a worker died), the rest is
     done in this process. Writes are grouped into transactions (``store.batch()``, see
-    :class:`_BatchWriter`); a file counts as indexed once its batch is committed. A store without
+    :class:`~hermes_workspace.application.batch_writer.BatchWriter`); a file counts as indexed once its batch is committed. A store without
     ``batch`` gets one transaction per file.
 
     Raises (from :meth:`execute`): ``IndexBusyError`` when another run holds ``lock``;
@@ -339,6 +149,11 @@ class IndexWorkspace:
     parallel_min_files: int = PARALLEL_MIN_FILES
     parallel_min_bytes: int = PARALLEL_MIN_BYTES
     embedding: EmbedChunks | None = None
+    conversions: Conversions | None = None
+    """Document converters by suffix (PDF, DOCX...) and their cache; ``None``: none. A converted
+    file's config signature also holds its converter's signature
+    (:func:`~hermes_workspace.domain.conversion.converted_signature`), so that a converter
+    change re-indexes those files only; the cache is pruned to the indexed files after the run."""
 
     def execute(self, progress: ProgressSink) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
@@ -368,6 +183,7 @@ class IndexWorkspace:
                 finally:
                     progress.finish()
                 self._prune(seen, unreadable, summary)
+                self._prune_conversions()
                 self.store.record_exclusions(summary.excluded)
                 self.store.record_run(utc_iso(self.clock()), summary.skipped)
                 if self.embedding is not None:
@@ -424,10 +240,11 @@ class IndexWorkspace:
         or store the outcome of :func:`process_file`, computed here or ahead in worker
         processes."""
         self._graves = {t.path: t for t in self.store.tombstones()}
+        self._signatures = {}
         steps = [self._plan(file, signature) for file in candidates]
         tasks = [step for step in steps if isinstance(step, FileTask)]
         total = len(candidates)
-        batch = _BatchWriter(self.store, summary)
+        batch = BatchWriter(self.store, summary, partial(_record_store_failure, summary))
         ambiguous: list[tuple[FileTask, FileOutcome]] = []
         with closing(self._outcomes(tasks)) as outcomes:
             try:
@@ -442,6 +259,8 @@ class IndexWorkspace:
                             self._apply(step, outcome, signature, summary, batch)
                         elif isinstance(step, _FileFailed):
                             raise step
+                        elif isinstance(step, _Unavailable):
+                            self._skip_unavailable(file.path, step.indexed, step.error, summary, batch)
                         else:
                             summary.add_skip("deleted_by_user" if step == _DELETED else "unchanged")
                     except _FileFailed as failed:
@@ -476,7 +295,7 @@ class IndexWorkspace:
         hint = sibling_hint(task.file.path, task.file.root, outcome.ambiguous, decided)
         if hint is None:
             return outcome
-        tools = FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker)
+        tools = self._tools()
         retried = process_file(tools, replace(task, hint=hint), chunking=self.config.chunking)
         if retried.status == "failed":
             return outcome
@@ -486,6 +305,29 @@ class IndexWorkspace:
 
     _graves: dict[Path, Tombstone] | None = None
     """The tombstones read at the start of the keyword pass (files removed by ``delete``)."""
+
+    def _tools(self) -> FileTools:
+        return FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker, self.conversions)
+
+    _signatures: dict[str, str] | None = None
+    """Config signature per converter signature, computed once per run."""
+
+    def _file_signature(self, path: Path, signature: Callable[[Path], str]) -> str:
+        """The config signature of ``path``: its chunker's (``signature(path)``, the chunker of
+        its route); for a converted document, the signature of the chunker its converted text
+        goes to (:func:`~hermes_workspace.domain.conversion.converted_view`) combined with its
+        converter's."""
+        converter = self.conversions.converter_for(path) if self.conversions is not None else None
+        if converter is None:
+            return signature(path)
+        if self._signatures is None:
+            self._signatures = {}
+        chunking, own = signature(converted_view(path)), converter.signature
+        key = f"{chunking}\0{own}"
+        combined = self._signatures.get(key)
+        if combined is None:
+            combined = self._signatures[key] = converted_signature(chunking, own)
+        return combined
 
     def _plan(self, file: SourceFile, signature: Callable[[Path], str]) -> _Step:
         grave = (self._graves or {}).get(file.path)
@@ -502,7 +344,11 @@ class IndexWorkspace:
         except Exception as exc:  # noqa: BLE001 - a store failure of this file, reported at its turn
             reraise_interrupt(exc)
             return _FileFailed("store", Problem.of(exc))
-        same_signature = existing is not None and existing.config_signature == signature(file.path)
+        unavailable = self.conversions.unavailable_for(file.path) if self.conversions is not None else None
+        if unavailable is not None:
+            return _Unavailable(existing is not None, unavailable)
+        signature = self._file_signature(file.path, signature)
+        same_signature = existing is not None and existing.config_signature == signature
         if same_signature and existing.same_stat(file.size, file.mtime_ns):
             return _UNCHANGED
         return FileTask(file, indexed=existing is not None, known_hash=existing.content_hash if same_signature else None)
@@ -534,7 +380,7 @@ class IndexWorkspace:
                 close = getattr(results, "close", None)
                 if close is not None:
                     close()
-        tools = FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker)
+        tools = self._tools()
         for task in islice(tasks, done, None):
             yield work(tools, task)
 
@@ -547,7 +393,8 @@ class IndexWorkspace:
         )
 
     def _apply(
-        self, task: FileTask, outcome: FileOutcome, signature: Callable[[Path], str], summary: IndexSummary, batch: _BatchWriter
+        self, task: FileTask, outcome: FileOutcome, signature: Callable[[Path], str], summary: IndexSummary,
+        batch: BatchWriter,
     ) -> None:
         file = task.file
         if outcome.fallback is not None:
@@ -568,6 +415,13 @@ class IndexWorkspace:
             if outcome.changed:
                 self._forget(task, batch)
             raise _FileFailed(outcome.stage, outcome.problem)
+        if outcome.status == "converter_unavailable":
+            assert outcome.problem is not None
+            error = outcome.problem.exception
+            if not isinstance(error, ConverterUnavailableError):
+                error = ConverterUnavailableError(outcome.problem.message)
+            self._skip_unavailable(file.path, task.indexed, error, summary, batch)
+            return
         if outcome.status in ("binary_content", "empty"):
             self._forget(task, batch)
             summary.add_skip(outcome.status)
@@ -576,7 +430,7 @@ class IndexWorkspace:
             path=file.path,
             root=file.root,
             content_hash=outcome.content_hash,
-            config_signature=signature(file.path),
+            config_signature=self._file_signature(file.path, signature),
             size=outcome.size,
             mtime_ns=file.mtime_ns,
             modified_at=utc_iso(file.mtime_ns),
@@ -590,12 +444,41 @@ class IndexWorkspace:
         self._store(batch, lambda: self.store.replace_file(record, outcome.chunks))
         batch.stored(file.path, outcome.chunks)
 
-    def _forget(self, task: FileTask, batch: _BatchWriter) -> None:
+    def _skip_unavailable(
+        self, path: Path, indexed: bool, error: ConverterUnavailableError, summary: IndexSummary, batch: BatchWriter
+    ) -> None:
+        """Skip a document whose converter cannot run: counted as ``converter_unavailable``, the
+        install hint once in the summary's notes and the log, out of the index."""
+        summary.add_skip("converter_unavailable")
+        note = f"{path.suffix.lower()} files skipped: {error.message}. {error.hint}"
+        if note not in summary.notes:
+            summary.add_note(note)
+            log.warning("converter unavailable, files skipped", suffix=path.suffix.lower(), error=error.message,
+                        hint=error.hint)
+        if indexed:
+            self._store(batch, lambda: self.store.delete_files([path]))
+
+    def _prune_conversions(self) -> None:
+        """Drop the cached conversions that no indexed file uses any more."""
+        if self.conversions is None or self.conversions.cache is None:
+            return
+        try:
+            removed = self.conversions.prune_cache(self.store.file_records())
+        except StoreUnusableError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a cache that cannot be pruned costs disk space only
+            reraise_interrupt(exc)
+            log.warning("cannot prune the conversion cache", error=str(exc))
+            return
+        if removed:
+            log.info("conversion cache pruned", removed=removed)
+
+    def _forget(self, task: FileTask, batch: BatchWriter) -> None:
         if task.indexed:
             self._store(batch, lambda: self.store.delete_files([task.file.path]))
 
     @staticmethod
-    def _store(batch: _BatchWriter, operation: Callable[[], object]) -> None:
+    def _store(batch: BatchWriter, operation: Callable[[], object]) -> None:
         batch.begin()
         try:
             operation()
@@ -648,83 +531,5 @@ def _record_failure(summary: IndexSummary, path: Path, failed: _FileFailed) -> N
                 exc_info=failed.problem.exception)
 
 
-class _BatchWriter:
-    """Groups the store's writes into transactions (``store.batch()``) of up to
-    :data:`BATCH_MAX_FILES` files, :data:`BATCH_MAX_CHARS` characters or :data:`BATCH_MAX_SECONDS`.
-    A stored file is counted in the summary once its batch is committed; if the commit fails,
-    each file of the batch is reported as a store failure (none of them is in the index, so the
-    next run redoes them), unless the database failed as a whole (:class:`StoreUnusableError`),
-    which is raised. :meth:`close` commits too when the run ends by an exception (Ctrl-C, or a
-    database failure that left the transaction open): every write in the batch is whole."""
-
-    def __init__(self, store: IndexStore, summary: IndexSummary) -> None:
-        self._factory: Callable[[], AbstractContextManager[None]] | None = getattr(store, "batch", None)
-        self._summary = summary
-        self._open: AbstractContextManager[None] | None = None
-        self._opened_at = 0.0
-        self._files = 0
-        self._chars = 0
-        self._pending: list[tuple[Path, int]] = []
-
-    def begin(self) -> None:
-        """Before a write: open a batch unless one is open (if it cannot be opened, the write
-        goes alone and reports its own error)."""
-        if self._open is not None or self._factory is None:
-            return
-        context = self._factory()
-        try:
-            context.__enter__()
-        except Exception as exc:  # noqa: BLE001 - the write that follows fails with the same cause
-            reraise_interrupt(exc)
-            return
-        self._open, self._opened_at, self._files, self._chars = context, time.monotonic(), 0, 0
-
-    def stored(self, path: Path, chunks: Sequence[Chunk]) -> None:
-        if self._open is None:
-            self._count(len(chunks))
-        else:
-            self._pending.append((path, len(chunks)))
-            self._chars += sum(len(chunk.content) for chunk in chunks)
-
-    def file_done(self) -> None:
-        if self._open is None:
-            return
-        self._files += 1
-        if (
-            self._files >= BATCH_MAX_FILES
-            or self._chars >= BATCH_MAX_CHARS
-            or time.monotonic() - self._opened_at >= BATCH_MAX_SECONDS
-        ):
-            self.close()
-
-    def close(self, *, unwinding: bool = False) -> None:
-        """Commit the open batch, if any.
-
-        Raises:
-            StoreUnusableError: the commit failed because the database did (nothing of the batch
-                is stored); not when ``unwinding`` (another exception is on its way up and says
-                why the run stops; this one is logged).
-        """
-        context, self._open = self._open, None
-        pending, self._pending = self._pending, []
-        if context is None:
-            return
-        try:
-            context.__exit__(None, None, None)
-        except StoreUnusableError as exc:
-            if not unwinding:
-                raise
-            log.warning("could not commit the last batch while stopping", files=len(pending), error=exc.message)
-            return
-        except Exception as exc:  # noqa: BLE001 - each file of the batch is reported as a store failure
-            reraise_interrupt(exc)
-            failed = _FileFailed("store", Problem.of(exc))
-            for path, _ in pending:
-                _record_failure(self._summary, path, failed)
-            return
-        for _, chunks in pending:
-            self._count(chunks)
-
-    def _count(self, chunks: int) -> None:
-        self._summary.files_indexed += 1
-        self._summary.chunks_created += chunks
+def _record_store_failure(summary: IndexSummary, path: Path, problem: Problem) -> None:
+    _record_failure(summary, path, _FileFailed("store", problem))

@@ -2,7 +2,7 @@
 
 Both compare the file on disk with the bytes that were indexed, by their SHA-256 digest (the
 ``content_hash`` indexing records: ``hashlib.sha256`` of the raw bytes, see
-:func:`hermes_workspace.application.indexing.process_file`). Peers serve edited and deleted files
+:func:`hermes_workspace.application.file_processing.process_file`). Peers serve edited and deleted files
 silently (qmd#961), and a stale line range applied to a fresh read returns the wrong region
 (codegraph#1474); here a hit says whether its file changed, and ``read`` returns text only when
 it is the indexed text.
@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.domain.config import DEFAULT_READ_MAX_TOKENS
 from hermes_workspace.domain.errors import HandleNotFoundError, NotIndexedError, UsageError, WorkspaceError
 from hermes_workspace.domain.handles import looks_like_handle, parse_handle
@@ -404,6 +405,11 @@ class ReadSpan:
     The response is cut to a token budget (:func:`fit_read`) counted with ``counter``
     (o200k_base in the container); ``default_budget`` is ``knowledgebase.injection.read_max_tokens``.
     Without a ``counter`` no budget applies.
+
+    A converted document (PDF, DOCX...: a suffix of ``conversions``) is read as its converted
+    text, whose lines the index's line ranges count: from the conversion cache when it holds the
+    file's current bytes, else converted again (and kept). A document that cannot be converted
+    any more (its library missing, the file damaged) reads as ``stale``.
     """
 
     store: IndexStore
@@ -412,6 +418,7 @@ class ReadSpan:
     result_sets: ResultSetStore | None = None
     counter: TokenCounter | None = None
     default_budget: int = DEFAULT_READ_MAX_TOKENS
+    conversions: Conversions | None = None
 
     def execute(self, target: str, *, budget: int | None = None) -> ReadResult:
         """Read ``target``: a handle ``SET:N`` or a locator ``PATH:START-END`` / ``PATH:LINE``
@@ -516,12 +523,30 @@ class ReadSpan:
             return result("deleted", f"{path} no longer exists")
         except OSError as exc:
             return result("stale", f"{path} cannot be read any more ({exc.strerror or exc}): {where} is not verified")
+        digest = content_hash(data)
+        converter = self.conversions.converter_for(path) if self.conversions is not None else None
+        missing = self.conversions.unavailable_for(path) if self.conversions is not None else None
+        if missing is not None:
+            return result(
+                "stale", f"{path} cannot be converted: {missing.message} ({missing.hint}): {where} is not verified"
+            )
         try:
-            text = self._decode(data, encoding)
+            if converter is not None:
+                assert self.conversions is not None
+                text = self.conversions.document(converter, data, digest, path).text
+            else:
+                text = self._decode(data, encoding)
         except WorkspaceError as exc:
-            return result("stale", f"{path} cannot be decoded any more ({exc.message}): {where} is not verified")
+            verb = "converted" if converter is not None else "decoded"
+            return result("stale", f"{path} cannot be {verb} any more ({exc.message}): {where} is not verified")
+        except Exception as exc:  # noqa: BLE001 - a converter library's own failure on this file
+            if converter is None or isinstance(exc, (KeyboardInterrupt, MemoryError)):
+                raise
+            return result(
+                "stale", f"{path} cannot be converted any more ({type(exc).__name__}): {where} is not verified"
+            )
         lines = LineIndex(text)
-        if content_hash(data) == indexed_hash:
+        if digest == indexed_hash:
             if end > lines.line_count:
                 raise UsageError(
                     f"{path} has {lines.line_count} lines; {start}-{end} is out of range",

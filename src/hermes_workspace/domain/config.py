@@ -17,6 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_workspace.domain import constants as c
+from hermes_workspace.domain.conversion import (
+    BUILTIN_CONVERTER_NAMES,
+    DEFAULT_CONVERTERS,
+    NO_CONVERTER,
+    SUFFIX_PATTERN,
+)
 from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Root
@@ -290,6 +296,14 @@ class WorkspaceConfig:
             if key == name:
                 return _plain(options)
         return {}
+    converters: tuple[tuple[str, str], ...] = tuple(sorted(DEFAULT_CONVERTERS.items()))
+    """``knowledgebase.converters`` merged over :data:`~hermes_workspace.domain.conversion.DEFAULT_CONVERTERS`:
+    ``(suffix, converter name)`` pairs sorted by suffix, without the suffixes turned off (``none``)."""
+
+    @property
+    def converter_selection(self) -> dict[str, str]:
+        """Suffix (``.pdf``, lower case) -> converter name, for every suffix that is converted."""
+        return dict(self.converters)
 
     @property
     def default_mode(self) -> str:
@@ -405,6 +419,7 @@ class WorkspaceConfig:
             retrieval_mode=_retrieval_mode(kb),
             injection=_injection(_section(kb, "injection", prefix="knowledgebase.")),
             handles=_handles(_section(kb, "handles", prefix="knowledgebase.")),
+            converters=_converters(_section(kb, "converters", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
             roots=_roots(kb.get("roots"), base_dir),
@@ -500,7 +515,7 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path"}),
     "knowledgebase": frozenset(
         {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
-         "handles", "chunkers", "store", "source", "plugins"}
+         "handles", "chunkers", "store", "source", "plugins", "converters"}
     ),
     "knowledgebase.store": frozenset({"provider"}),
     "knowledgebase.source": frozenset({"provider"}),
@@ -715,6 +730,33 @@ def _injection(data: Mapping[str, Any]) -> InjectionConfig:
             hint=f"It is the default read budget in o200k_base tokens; the default is {DEFAULT_READ_MAX_TOKENS}.",
         )
     return InjectionConfig(max_chunks=max_chunks, max_tokens=max_tokens, read_max_tokens=read_max_tokens)
+
+
+def _converters(data: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """``knowledgebase.converters`` (suffix -> converter name, ``none`` to turn a suffix off)
+    merged over the defaults; suffixes are taken case-insensitively, with or without the dot."""
+    p = "knowledgebase.converters"
+    selection = dict(DEFAULT_CONVERTERS)
+    for key, value in data.items():
+        raw = str(key).strip().lower()
+        suffix = raw if raw.startswith(".") else f".{raw}"
+        if not isinstance(key, str) or not SUFFIX_PATTERN.fullmatch(suffix):
+            raise ConfigError(
+                f"{p} keys must be file suffixes such as '.pdf', got {key!r}",
+                hint="One suffix per key, with its dot: '.pdf': pypdf, '.html': markitdown, '.epub': none.",
+            )
+        if value is False or value is None:  # YAML 1.1 reads a bare `off`/`no` as false
+            value = NO_CONVERTER
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(
+                f"{p}.{suffix} must name a converter plugin, got {value!r}",
+                hint=f"Built-in converters: {', '.join(BUILTIN_CONVERTER_NAMES)} ({NO_CONVERTER}: skip these files); "
+                     "`hermes-workspace plugins` lists the installed ones.",
+            )
+        # A name that no installed plugin has is refused when the plugins are resolved
+        # (UnknownPluginError, listing the installed converters), as for every category.
+        selection[suffix] = _plugin_name({"v": value}, "v", "", f"{p}.{suffix}")
+    return tuple(sorted((s, n) for s, n in selection.items() if n != NO_CONVERTER))
 
 
 def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:

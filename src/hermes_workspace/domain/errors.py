@@ -154,6 +154,39 @@ class ChunkingError(WorkspaceError):
     code = "chunking_error"
 
 
+class ConversionError(WorkspaceError):
+    """A document converter could not turn a file into text (a damaged, encrypted or mislabelled
+    document): that file fails with stage ``convert`` and the run goes on."""
+
+    code = "conversion_error"
+    default_hint = "Open the file in its application to check it, or add it to .hermesignore."
+
+
+class NoTextLayerError(ConversionError):
+    """A PDF none of whose pages has extractable text (a scanned document, or one whose text is
+    drawn as images): nothing to index. Reported per file so that the user can see which."""
+
+    code = "no_text_layer"
+    default_hint = "Run OCR on it first (e.g. ocrmypdf adds a text layer), then index again."
+
+
+DOCUMENTS_EXTRA_HINT = "pip install 'hermes-workspace[documents]'"
+"""How to install the document converters' libraries (the ``documents`` extra)."""
+
+
+class ConverterUnavailableError(WorkspaceError):
+    """A configured document converter cannot run because its library is not installed
+    (EX_UNAVAILABLE). ``index`` skips the files it would convert (``converter_unavailable``) and
+    says once how to install it."""
+
+    code = "converter_unavailable"
+    exit_code = 69
+    default_hint = (
+        f"Install the document converters ({DOCUMENTS_EXTRA_HINT}), or turn the suffix off in "
+        "knowledgebase.converters (e.g. '.pdf': none)."
+    )
+
+
 class EmbedderUnavailableError(WorkspaceError):
     """The configured embedder cannot run: extra not installed, model not found, endpoint
     unreachable or answering nonsense (EX_UNAVAILABLE). Search falls back to keywords and reports

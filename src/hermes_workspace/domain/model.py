@@ -23,12 +23,16 @@ from hermes_workspace.domain.semantic import EmbeddingReport
 ChunkKind = Literal["markdown", "code", "text"]
 """Which chunking path produced a chunk: heading-aware markdown, syntax-tree code, or paragraphs."""
 
-ErrorStage = Literal["discover", "read", "chunk", "store"]
-"""Where a per-file failure happened (seed 000): the walk/stat, decoding, chunking, or the database."""
+ErrorStage = Literal["discover", "read", "convert", "chunk", "store"]
+"""Where a per-file failure happened (seed 000): the walk/stat, decoding, document conversion
+(PDF, DOCX...: a damaged file, or a scanned PDF without text), chunking, or the database."""
 
-SkipReason = Literal["unchanged", "binary_suffix", "too_large", "empty", "binary_content", "deleted_by_user"]
+SkipReason = Literal[
+    "unchanged", "binary_suffix", "too_large", "empty", "binary_content", "deleted_by_user", "converter_unavailable"
+]
 """Why a candidate file produced no new chunks without being an error (``deleted_by_user``: removed
-with ``delete`` and unchanged since, see :mod:`hermes_workspace.domain.catalog`)."""
+with ``delete`` and unchanged since, see :mod:`hermes_workspace.domain.catalog`;
+``converter_unavailable``: a document whose converter's library is not installed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +105,33 @@ class RootChange:
         }
 
 
+AnchorKind = Literal["page", "slide", "sheet"]
+"""What a converted document's anchors count: PDF pages, presentation slides, spreadsheet sheets."""
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Where a part of the original document starts in its converted text: ``line`` (1-based,
+    a line of the converted text), ``kind``, ``number`` (1-based page, slide or sheet number in
+    the document's order) and ``label`` (what people call it: ``"3"`` for a page, the sheet's
+    name for a sheet)."""
+
+    line: int
+    kind: AnchorKind
+    number: int
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertedDocument:
+    """A document (PDF, DOCX, PPTX, XLSX, EPUB...) as text: ``text`` is markdown (headings, lists,
+    tables), ``anchors`` in line order (empty for formats without pages). Line ranges of the
+    chunks of a converted file are lines of ``text``."""
+
+    text: str
+    anchors: tuple[Anchor, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     """A candidate file found under a root: absolute ``path``, its ``root``, ``size`` in bytes,
@@ -157,7 +188,11 @@ class Chunk:
     ``breadcrumb`` is the path of the structural unit it comes from (``Config.from_file`` for
     code, ``# Models > ## Validators`` for markdown, ``None`` outside every unit) and
     ``definitions`` the qualified names of the definitions or sections that start in it
-    (:mod:`hermes_workspace.domain.structure`).
+    (:mod:`hermes_workspace.domain.structure`). For a converted document (PDF, DOCX...), the
+    offsets and lines are those of its converted text, ``page`` is the first page, slide or
+    sheet number the chunk covers and ``anchor`` says where it is in the original (``"page 3"``,
+    ``"pages 3-4"``, ``"slide 2"``, ``"sheet Budget"``; :mod:`hermes_workspace.domain.conversion`);
+    both ``None`` for other files.
     """
 
     index: int
@@ -171,6 +206,8 @@ class Chunk:
     section: str | None = None
     breadcrumb: str | None = None
     definitions: tuple[str, ...] = ()
+    page: int | None = None
+    anchor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +316,11 @@ class SearchHit:
     deleted since indexing: its line range may point at other text), False when it still is;
     ``handle``, the stable ``SET:ORDINAL`` name of this hit in a persisted result set
     (:mod:`hermes_workspace.domain.handles`), for ``read HANDLE``.
+
+    Converted documents (PDF, DOCX, PPTX, XLSX, EPUB): ``line_start``/``line_end`` are lines of
+    the converted text (what ``read`` returns), ``page`` the first page/slide/sheet number of the
+    chunk and ``anchor`` where it is in the original (``"pages 3-4"``, see :class:`Chunk`); in the
+    JSON both, only for hits of converted files (absent otherwise, as the other optional fields).
     """
 
     path: Path
@@ -305,6 +347,8 @@ class SearchHit:
     file_hash: str | None = None
     stale: bool | None = None
     handle: str | None = None
+    page: int | None = None
+    anchor: str | None = None
 
     @property
     def key(self) -> tuple[Path, int]:
@@ -316,8 +360,8 @@ class SearchHit:
         score, tokens, modified, content; ``breadcrumb`` (the chunk's unit path, or ``null``) and
         ``definitions`` (a list of qualified names) always; plus ``exact_matches``,
         ``definition_matches``, ``file_rank``, ``file_hash``, ``stale``, ``handle`` and the
-        provenance fields when they are set, and
-        ``duplicates`` when non-empty."""
+        provenance fields when they are set, ``page`` and ``anchor`` for a converted document,
+        and ``duplicates`` when non-empty."""
         data = asdict(self)
         data["path"] = str(self.path)
         data["definitions"] = list(self.definitions)
@@ -328,6 +372,8 @@ class SearchHit:
         for name in ("exact_matches", "file_rank", "file_hash", "stale", "handle"):
             if data[name] is None:
                 del data[name]
+        if self.anchor is None:
+            del data["page"], data["anchor"]
         if self.duplicates:
             data["duplicates"] = [d.to_json() for d in self.duplicates]
         else:
@@ -451,6 +497,14 @@ class IndexSummary:
     skipped: dict[str, int] = field(default_factory=dict)
     excluded: dict[str, int] = field(default_factory=dict)
     semantic: EmbeddingReport | None = None
+    notes: list[str] = field(default_factory=list)
+    """Sentences for the user about the run as a whole (a converter whose library is missing,
+    with the install command), each once; in the JSON only when non-empty."""
+
+    def add_note(self, note: str) -> None:
+        """Add ``note`` unless it is there already."""
+        if note not in self.notes:
+            self.notes.append(note)
 
     def add_error(self, failure: FileFailure) -> None:
         """Count a failure; keep it in ``errors`` while fewer than 50 are kept."""
@@ -472,7 +526,8 @@ class IndexSummary:
     def to_json(self) -> dict[str, Any]:
         """The seed 000 summary object, plus ``skipped`` (a breakdown by reason), ``excluded``
         (always-on exclusions by category, see :meth:`add_exclusion`) and, when an embedder is
-        configured, ``semantic`` (the embedding pass, see :class:`EmbeddingReport`)."""
+        configured, ``semantic`` (the embedding pass, see :class:`EmbeddingReport`), and ``notes``
+        when there are any (see :attr:`notes`)."""
         return {
             "files_indexed": self.files_indexed,
             "files_skipped": self.files_skipped,
@@ -485,6 +540,7 @@ class IndexSummary:
             "skipped": dict(sorted(self.skipped.items())),
             "excluded": dict(sorted(self.excluded.items())),
             **({"semantic": self.semantic.to_json()} if self.semantic is not None else {}),
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 

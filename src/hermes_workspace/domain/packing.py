@@ -50,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any
 
+from hermes_workspace.domain.conversion import join_anchor_labels
 from hermes_workspace.domain.errors import UsageError
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.paths import escape_json_surrogates
@@ -109,7 +110,10 @@ class PackBlock:
     unchanged, None when not checked; ``also``: the same text elsewhere (``relative/path:A-B``);
     ``full_line_end``: set when the region was cut to fit, the last line of the whole region;
     ``breadcrumb``: the unit path of the best-ranked hit in it (``Config.from_prefixed_env``,
-    ``# Guide > ## Install``), or None."""
+    ``# Guide > ## Install``), or None; ``anchor``: for a converted document, where the region is
+    in the original (``"pages 3-4"``, the merged hits' anchors joined by
+    :func:`~hermes_workspace.domain.conversion.join_anchor_labels`), else None (line ranges of a
+    converted file are lines of its converted text)."""
 
     path: str
     relative_path: str
@@ -122,17 +126,19 @@ class PackBlock:
     also: tuple[str, ...] = ()
     full_line_end: int | None = None
     breadcrumb: str | None = None
+    anchor: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """``{"path", "relative_path", "line_start", "line_end", "breadcrumb", "handle", "stale",
-        "also", "text"}`` plus ``"handles"`` (merged hits) and ``"truncated": true,
-        "full_line_end"`` when set."""
+        "also", "text"}`` plus ``"anchor"`` (converted documents), ``"handles"`` (merged hits) and
+        ``"truncated": true, "full_line_end"`` when set."""
         data: dict[str, Any] = {
             "path": self.path,
             "relative_path": self.relative_path,
             "line_start": self.line_start,
             "line_end": self.line_end,
             "breadcrumb": self.breadcrumb,
+            **({"anchor": self.anchor} if self.anchor is not None else {}),
             "handle": self.handle,
             "stale": self.stale,
             "also": list(self.also),
@@ -150,6 +156,8 @@ class PackBlock:
     def framed(self) -> str:
         """The block as injected: header, text, and the truncation notice when cut."""
         header = f"[Workspace source: {self.relative_path}, lines {self.line_start}-{self.line_end}"
+        if self.anchor:
+            header += f", {self.anchor}"
         if self.breadcrumb:
             header += f" ({self.breadcrumb})"
         if self.stale:
@@ -291,6 +299,7 @@ class _Region:
     handles: list[str] = field(default_factory=list)
     also: list[str] = field(default_factory=list)
     stale: bool | None = None
+    anchors: list[str] = field(default_factory=list)
 
     @property
     def line_end(self) -> int:
@@ -354,14 +363,18 @@ def _regions(window: Sequence[tuple[int, SearchHit]], relative: Callable[[Search
             if handle:
                 first.handles.append(handle)
             first.stale = _stale(first.stale, hit.stale)
+            if hit.anchor:
+                first.anchors.append(hit.anchor)
             for other in touching[1:]:  # the hit bridged two regions
                 assert other.lines is not None
                 _merge(first, other.line_start, other.lines)  # other may have grown above its first hit
                 first.handles.extend(other.handles)
                 first.stale = _stale(first.stale, other.stale)
+                first.anchors.extend(other.anchors)
                 regions.remove(other)
             continue
-        region = _Region(hit, position, hit.line_start, lines, [handle] if handle else [], stale=hit.stale)
+        region = _Region(hit, position, hit.line_start, lines, [handle] if handle else [], stale=hit.stale,
+                         anchors=[hit.anchor] if hit.anchor else [])
         region.also.extend(relative(hit, d.path) + f":{d.line_start}-{d.line_end}" for d in hit.duplicates)
         regions.append(region)
     collapsed: list[_Region] = []
@@ -474,6 +487,7 @@ def _block(region: _Region, relative: Callable[[SearchHit, Path], str], keep: in
         also=tuple(region.also),
         full_line_end=full_end,
         breadcrumb=hit.breadcrumb,
+        anchor=join_anchor_labels(region.anchors),
     )
 
 

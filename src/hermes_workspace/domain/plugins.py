@@ -57,8 +57,9 @@ class PluginContext:
     - rerankers: ``reranker``, the validated ``knowledgebase.reranker`` section;
     - stores: ``index_path`` (the SQLite file of the built-in store; another store may use its
       folder) and ``readonly`` (a search opens it read-only);
-    - sources: ``max_file_bytes`` (files larger are skipped) and ``internal_dirs`` (never to
-      be walked: the index, the logs, the model files);
+    - sources: ``max_file_bytes`` (files larger are skipped), ``internal_dirs`` (never to
+      be walked: the index, the logs, the model files) and ``convertible`` (suffixes a converter
+      reads, ``.pdf``...: offered although they look binary);
     - converters: ``max_file_bytes``.
     """
 
@@ -75,6 +76,7 @@ class PluginContext:
     index_path: Path | None = None
     readonly: bool = False
     internal_dirs: tuple[Path, ...] = ()
+    convertible: tuple[str, ...] = ()
 
 
 def options_digest(options: Mapping[str, Any]) -> str:

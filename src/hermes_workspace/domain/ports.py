@@ -16,6 +16,7 @@ from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.model import (
     Chunk,
+    ConvertedDocument,
     DiscoveryProblem,
     ExcludedPath,
     FileRecord,
@@ -96,6 +97,59 @@ class Chunker(Protocol):
         Raises:
             ChunkingError (or any exception): the caller falls back to its default chunker.
         """
+        ...
+
+
+@runtime_checkable
+class Converter(Protocol):
+    """Turns a document's bytes (PDF, DOCX, PPTX, XLSX, EPUB...) into markdown text with anchors
+    (where each page, slide or sheet starts). No library type crosses this port.
+
+    Adapters import their library when built and raise ``ConverterUnavailableError`` (with the
+    install hint) when it is missing; converting must not download anything."""
+
+    @property
+    def name(self) -> str:
+        """The name ``knowledgebase.converters`` selects it by (``pypdf``, ``python-docx``...)."""
+        ...
+
+    @property
+    def signature(self) -> str:
+        """Name, library version and options: a change re-converts (and re-indexes) the files
+        this converter handles, and only those."""
+        ...
+
+    def convert(self, data: bytes, path: Path) -> ConvertedDocument:
+        """The document ``data`` (the bytes of ``path``; the path is for messages and format
+        hints) as markdown text, anchors in line order; empty text when it holds no text.
+
+        Raises:
+            NoTextLayerError: a PDF none of whose pages has extractable text (scanned).
+            ConversionError: the library cannot read the document (damaged, encrypted, not
+                that format); any other exception is treated the same way by the caller.
+        """
+        ...
+
+
+@runtime_checkable
+class ConversionCache(Protocol):
+    """Converted documents kept by content hash and converter signature, so that re-chunking
+    (a chunker or settings change) and verified reads do not convert again. Safe to use from
+    several processes at once (index workers); a failure to write is not an error (the next
+    use converts again)."""
+
+    def get(self, content_hash: str, signature: str) -> ConvertedDocument | None:
+        """The document converted from bytes with SHA-256 ``content_hash`` by the converter with
+        ``signature``, or ``None`` (never stored, pruned, or unreadable)."""
+        ...
+
+    def put(self, content_hash: str, signature: str, document: ConvertedDocument) -> None:
+        """Keep ``document``, replacing any entry for the same key whole (atomically)."""
+        ...
+
+    def prune(self, keep: Iterable[tuple[str, str]]) -> int:
+        """Remove every entry whose ``(content_hash, signature)`` is not in ``keep``; returns how
+        many were removed."""
         ...
 
 

@@ -27,17 +27,11 @@ import os
 from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dependency_injector import providers
 
-from hermes_workspace.adapters.file_lock import FileIndexLock
-from hermes_workspace.adapters.memory import InMemoryResultSets
-from hermes_workspace.adapters.progress_sinks import CallbackProgressSink, NullProgressSink
-from hermes_workspace.application.verification import ReadResult
 from hermes_workspace.container import WORKERS_LIMIT, Container, build_container, make_index_pool
-from hermes_workspace.application.catalog import STALE_SAMPLE, absolute, sample_drift
-from hermes_workspace.application.retrieve import TURN_MODES, enrich_query, looks_workspace_relevant, user_texts
 from hermes_workspace.domain.catalog import DeleteResult, DoctorCheck, DoctorReport, FileListing
 from hermes_workspace.domain.errors import (
     IndexNotFoundError,
@@ -46,13 +40,20 @@ from hermes_workspace.domain.errors import (
     UsageError,
     WorkspaceError,
 )
-from hermes_workspace.domain.packing import RetrievePack
 from hermes_workspace.domain.paths import escape_json_surrogates
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.domain.semantic import SEARCH_MODES
 from hermes_workspace.entrypoints.logging_setup import configure_library_logging
 from hermes_workspace.registry import PluginListing, plugin_listing
+
+if TYPE_CHECKING:
+    from hermes_workspace.adapters.memory import InMemoryResultSets
+    from hermes_workspace.application.verification import ReadResult
+    from hermes_workspace.domain.packing import RetrievePack
+
+# Imported where they are used (a search imports none of them): the indexing lock and progress
+# sinks, the in-memory result sets, the catalog and retrieve helpers.
 
 ProgressCallback = Callable[[int, int, Path], object]
 """``callback(position, total, path)``: file ``position`` (1-based) of ``total`` is being indexed."""
@@ -156,6 +157,8 @@ def _result_json(result: Any) -> str:
 
 
 def _memory_result_sets(settings: Any) -> InMemoryResultSets:
+    from hermes_workspace.adapters.memory import InMemoryResultSets
+
     return InMemoryResultSets(ttl_seconds=settings.handles.ttl_hours * 3600, max_sets=settings.handles.max_sets)
 
 
@@ -291,6 +294,9 @@ class Workspace:
             ConfigError: the config is invalid.
             StoreError: the index cannot be written (disk full, read-only): the run stops.
         """
+        from hermes_workspace.adapters.file_lock import FileIndexLock
+        from hermes_workspace.adapters.progress_sinks import CallbackProgressSink, NullProgressSink
+
         sink: ProgressSink
         if progress is None:
             sink = NullProgressSink()
@@ -504,6 +510,8 @@ class Workspace:
             TokenizerUnavailableError: the budget's tokenizer cannot load.
             StoreError: the index failed.
         """
+        from hermes_workspace.application.retrieve import TURN_MODES, enrich_query, looks_workspace_relevant, user_texts
+
         _check_type("message", message, str)
         _check_type("mode", mode, (str, type(None)))
         if mode is not None and mode not in TURN_MODES:
@@ -584,6 +592,8 @@ class Workspace:
             status = store.status()
         except IndexNotFoundError:
             return StoreStatus(files=0, chunks=0, size_bytes=0, indexed=False)
+        from hermes_workspace.application.catalog import STALE_SAMPLE, sample_drift
+
         sample = sample_drift(list(store.file_records()), sample_size=STALE_SAMPLE, hash_changed=False)
         return replace(status, stale_estimate=sample.to_json())
 
@@ -621,6 +631,8 @@ class Workspace:
             IndexBusyError: an index run is in progress.
             StoreError: the index cannot be written.
         """
+        from hermes_workspace.application.catalog import absolute
+
         _check_type("path", path, (str, os.PathLike))
         target = absolute(path)  # before the lock: an empty path is a usage error, not a wait
         if not self.index_path.exists():

@@ -771,6 +771,8 @@ def _human_summary(console: Any, summary: Any) -> None:
     if summary.excluded:
         counts = ", ".join(f"{count} {category.replace('_', ' ')}" for category, count in sorted(summary.excluded.items()))
         console.print(f"Never indexed (always excluded): {counts}", markup=False)
+    for note in getattr(summary, "notes", ()):
+        console.print(_safe(f"Note: {note}"), markup=False)
     if summary.errors:
         console.print("\nErrors:")
         for e in summary.errors:
@@ -806,6 +808,9 @@ def _human_hits(console: Any, hits: Any) -> None:
         # section line alone; the section remains for hits without one.
         label = getattr(hit, "breadcrumb", None) or hit.section
         section = f"  {escape(_safe(label))}" if label else ""
+        anchor = getattr(hit, "anchor", None)  # a document's page, slide or sheet
+        if anchor:
+            section = f"  ({escape(_safe(anchor))}){section}"
         found = ""
         if hit.fused_score is not None or hit.semantic_rank is not None:
             ranks = [f"keyword #{hit.keyword_rank}" if hit.keyword_rank else "",

@@ -14,6 +14,8 @@ A plugin's own tests subclass the suite of its port and override one fixture::
             return lambda overlap: MyChunker(plugin_context("chunkers", "my-chunker", chunk_size=64, overlap=overlap))
 
 Suites: :class:`ChunkerContract` (fixture ``make_chunker``: ``overlap -> Chunker``),
+:class:`ConverterContract` (``converter``, ``sample``: ``(file name, bytes)``, ``expected_words``,
+``anchor_kind``),
 :class:`EmbedderContract` (``make_embedder``: ``() -> Embedder``), :class:`RerankerContract`
 (``reranker``), :class:`IndexStoreContract` (``store``: yield a new empty store).
 """
@@ -27,7 +29,9 @@ from typing import Any
 from hermes_workspace.adapters.memory import (
     HashEmbedder,
     InlineTaskPool,
+    LineConverter,
     InMemoryConfigRepository,
+    InMemoryConversionCache,
     InMemoryFileSource,
     InMemoryIndexLock,
     InMemoryIndexStore,
@@ -42,22 +46,26 @@ from hermes_workspace.adapters.memory import (
 )
 from hermes_workspace.domain.plugins import PluginContext
 from hermes_workspace.testing.chunker import ChunkerContract
+from hermes_workspace.testing.converter import ConverterContract
 from hermes_workspace.testing.embedder import EmbedderContract
 from hermes_workspace.testing.index_store import IndexStoreContract
 from hermes_workspace.testing.reranker import RerankerContract
 
 __all__ = [
     "ChunkerContract",
+    "ConverterContract",
     "EmbedderContract",
     "HashEmbedder",
     "IndexStoreContract",
     "InMemoryConfigRepository",
+    "InMemoryConversionCache",
     "InMemoryFileSource",
     "InMemoryIndexLock",
     "InMemoryIndexStore",
     "InMemoryLayout",
     "InMemoryResultSets",
     "InMemoryVectorIndex",
+    "LineConverter",
     "InlineTaskPool",
     "ParagraphChunker",
     "PluginContext",

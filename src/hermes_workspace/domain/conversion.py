@@ -1,0 +1,196 @@
+"""Documents (PDF, DOCX, PPTX, XLSX, EPUB) as text: which converter a suffix gets, how converted
+text is chunked, and where a chunk is in the original (its page, slide or sheet).
+
+A converter (port :class:`~hermes_workspace.domain.ports.Converter`) turns a document's bytes into
+a :class:`~hermes_workspace.domain.model.ConvertedDocument`: markdown text and anchors (the line
+where each page, slide or sheet starts). The text is chunked as markdown, and each chunk gets the
+anchors its lines overlap (:func:`with_anchors`). A converted file's line ranges are lines of its
+converted text, which ``read`` returns (the file on disk has no lines).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from hermes_workspace.domain.model import Anchor, AnchorKind, Chunk, ConvertedDocument
+
+BUILTIN_CONVERTER_NAMES = ("pypdf", "python-docx", "python-pptx", "openpyxl", "markitdown")
+"""The converters that come with hermes-workspace (the ``documents`` extra installs their
+libraries), by the name ``knowledgebase.converters`` uses."""
+
+NO_CONVERTER = "none"
+"""``knowledgebase.converters`` value that turns a suffix off: its files are skipped as before."""
+
+DEFAULT_CONVERTERS: dict[str, str] = {
+    ".pdf": "pypdf",
+    ".docx": "python-docx",
+    ".pptx": "python-pptx",
+    ".xlsx": "openpyxl",
+    ".epub": "markitdown",
+}
+"""Suffix -> converter when config says nothing. HTML is not here: it stays indexed as text, so
+that its line ranges point into the real file (templates in code repositories); a user opts in
+with ``'.html': markitdown``."""
+
+SUFFIX_PATTERN = re.compile(r"\.[a-z0-9][a-z0-9_+-]*")
+"""A file suffix as ``knowledgebase.converters`` keys take it: a dot and one name part, lower case
+(``Path.suffix`` of the file, lower-cased, is what is looked up)."""
+
+CONVERTED_SUFFIX = ".md"
+"""The suffix the chunker sees for a converted document (see :func:`converted_view`)."""
+
+
+def converted_view(path: Path) -> Path:
+    """The name a converted document's text is chunked under: ``report.pdf`` ->
+    ``report.pdf.md``. Chunkers choose their path by suffix (``Chunker.chunk(text, path)``), so
+    the converted markdown takes the markdown path (heading breadcrumbs, fenced blocks, tables)
+    with any chunker, ours or a plugin's, without a change to the port."""
+    return path.with_name(path.name + CONVERTED_SUFFIX)
+
+
+def converted_signature(file_signature: str, converter_signature: str) -> str:
+    """The config signature of a converted file: ``file_signature`` (settings and chunker, as
+    for every file) combined with the converter's own signature (name, library version,
+    options), SHA-256 hex. A converter upgrade changes it for the files it converts only."""
+    return hashlib.sha256(f"{file_signature}\0converter={converter_signature}".encode()).hexdigest()
+
+
+def anchor_span(anchors: Sequence[Anchor], line_start: int, line_end: int) -> tuple[int | None, str | None]:
+    """``(page, anchor)`` of the converted lines ``line_start..line_end`` (1-based, inclusive):
+    the number of the first anchor that covers them and the text saying which ones do
+    (:func:`anchor_label`). An anchor covers its line up to the line before the next one; lines
+    before the first anchor count as the first. ``(None, None)`` without anchors."""
+    if not anchors:
+        return None, None
+    starts = [anchor.line for anchor in anchors]
+    first = max(0, bisect_right(starts, line_start) - 1)
+    last = max(first, bisect_right(starts, line_end) - 1)
+    covered = anchors[first:last + 1]
+    return covered[0].number, anchor_label(covered)
+
+
+_PLURAL = {"page": "pages", "slide": "slides", "sheet": "sheets"}
+
+
+def anchor_label(anchors: Sequence[Anchor]) -> str:
+    """Where ``anchors`` (consecutive, one kind) are in the original: ``"page 3"``,
+    ``"pages 3-4"``, ``"slide 2"``, ``"slides 2-5"``, ``"sheet Budget"``,
+    ``"sheets Budget, Summary"`` (sheets by name: people know them by it)."""
+    kind = anchors[0].kind
+    if kind == "sheet":
+        names = list(dict.fromkeys(a.label for a in anchors))
+        return f"sheet {names[0]}" if len(names) == 1 else f"sheets {', '.join(names)}"
+    first, last = anchors[0].label, anchors[-1].label
+    return f"{kind} {first}" if first == last else f"{_PLURAL[kind]} {first}-{last}"
+
+
+def with_anchors(chunks: Iterable[Chunk], anchors: Sequence[Anchor]) -> list[Chunk]:
+    """``chunks`` with ``page`` and ``anchor`` set from ``anchors`` (:func:`anchor_span` of each
+    chunk's lines); unchanged without anchors."""
+    if not anchors:
+        return list(chunks)
+    out = []
+    for chunk in chunks:
+        page, anchor = anchor_span(anchors, chunk.line_start, chunk.line_end)
+        out.append(replace(chunk, page=page, anchor=anchor))
+    return out
+
+
+_RANGE = re.compile(r"(page|slide)s? (\d+)(?:-(\d+))?")
+
+
+def join_anchor_labels(labels: Iterable[str | None]) -> str | None:
+    """One anchor for text merged from several chunks (a ``retrieve`` block): pages or slides as
+    one range (``"page 3"`` + ``"pages 3-4"`` -> ``"pages 3-4"``), anything else listed once
+    each in order (``"sheet A, sheet B"``); ``None`` when none is set."""
+    given = list(dict.fromkeys(label for label in labels if label))
+    if len(given) <= 1:
+        return given[0] if given else None
+    matches = [_RANGE.fullmatch(label) for label in given]
+    kinds = {m.group(1) for m in matches if m is not None}
+    if all(m is not None for m in matches) and len(kinds) == 1:
+        numbers = [int(n) for m in matches if m is not None for n in m.group(2, 3) if n]
+        low, high = min(numbers), max(numbers)
+        kind = kinds.pop()
+        return f"{kind} {low}" if low == high else f"{_PLURAL[kind]} {low}-{high}"
+    return ", ".join(given)
+
+
+_MARKDOWN_STARTS = re.compile(r"(#{1,6}(?:\s|$)|```|~~~)")
+
+
+def plain_line(line: str) -> str:
+    """A line of a document's own text made safe to put into converted markdown: a leading
+    ``#`` heading marker or code fence gets a backslash (``\\# not a heading``), so that only the
+    structure the converter writes (headings, tables) is read as structure by the chunker;
+    NUL characters and trailing blanks go."""
+    line = line.replace("\x00", "").rstrip()
+    stripped = line.lstrip()
+    if _MARKDOWN_STARTS.match(stripped):
+        return line[: len(line) - len(stripped)] + "\\" + stripped
+    return line
+
+
+def table_cell(value: str) -> str:
+    """A table cell's text on one markdown table line: line breaks as spaces, ``|`` escaped."""
+    return " ".join(value.replace("|", "\\|").split())
+
+
+def markdown_table(rows: Sequence[Sequence[str]]) -> list[str]:
+    """``rows`` (the first is the header) as markdown table lines, every row padded to the
+    widest; ``[]`` for no rows."""
+    if not rows:
+        return []
+    width = max(len(row) for row in rows) or 1
+    cells = [[table_cell(v) for v in row] + [""] * (width - len(row)) for row in rows]
+    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * width]
+    lines.extend("| " + " | ".join(row) + " |" for row in cells[1:])
+    return lines
+
+
+class DocumentBuilder:
+    """Collects a converted document line by line and records anchors at the current line.
+    Lines must not hold ``\\n`` (:meth:`add_text` splits text)."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._anchors: list[Anchor] = []
+
+    @property
+    def next_line(self) -> int:
+        """The 1-based number the next added line gets."""
+        return len(self._lines) + 1
+
+    def anchor(self, kind: AnchorKind, number: int, label: str) -> None:
+        """Mark that ``kind`` ``number`` (``label``) starts at the next line."""
+        self._anchors.append(Anchor(self.next_line, kind, number, label))
+
+    def add(self, line: str = "") -> None:
+        """One line as given (structure: a heading, a table row)."""
+        self._lines.append(line)
+
+    def add_text(self, text: str) -> None:
+        """A document's own text, line by line through :func:`plain_line`."""
+        for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+            self._lines.append(plain_line(line))
+
+    def blank(self) -> None:
+        """One empty line unless the document is empty or already ends with one."""
+        if self._lines and self._lines[-1] != "":
+            self._lines.append("")
+
+    def build(self) -> ConvertedDocument:
+        """The document: the lines joined by ``\\n`` (ending with one), trailing blank lines
+        dropped; empty text (and no anchors) when no line holds anything."""
+        lines = list(self._lines)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if not lines:
+            return ConvertedDocument("", ())
+        anchors = tuple(a for a in self._anchors if a.line <= len(lines))
+        return ConvertedDocument("\n".join(lines) + "\n", anchors)

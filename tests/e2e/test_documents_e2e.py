@@ -1,0 +1,163 @@
+"""Documents end to end with every real adapter: a PDF, a DOCX, a PPTX and an XLSX indexed through
+the Python API and the CLI (in this process and in worker processes), hits with page, slide or
+sheet and heading breadcrumbs, verified reads of converted lines, retrieve headers, a scanned PDF
+reported, a missing library, and the cache."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace import Workspace
+from hermes_workspace.container import build_container
+from hermes_workspace.domain.conversion import DEFAULT_CONVERTERS
+from hermes_workspace.entrypoints.cli import main
+from tests.documents import make_docx, make_pdf, make_pptx, make_xlsx
+
+PDF_PAGES = [
+    ["Introduction", "This manual covers the deployment pipeline."],
+    ["Canary releases", "A canary release sends one percent of traffic to the new build."],
+    None,  # a page without text (a figure)
+    ["Rollback", "The rollback controller restores the previous release within minutes."],
+]
+
+
+CHUNKING = "knowledgebase:\n  chunking:\n    chunk_size: 15\n    overlap: 0\n    threshold: 5\n"
+
+
+@pytest.fixture
+def docs(home: Path) -> Path:
+    folder = home / "workspace" / "docs"
+    folder.mkdir(parents=True)
+    # Small chunks, so that each page or section is its own chunk.
+    (home / "config.yaml").write_text(CHUNKING)
+    (folder / "manual.pdf").write_bytes(
+        make_pdf(PDF_PAGES, outline=[("Introduction", 0), ("Canary releases", 1), ("Rollback", 3)])
+    )
+    (folder / "guide.docx").write_bytes(make_docx())
+    (folder / "plan.pptx").write_bytes(make_pptx())
+    (folder / "budget.xlsx").write_bytes(make_xlsx())
+    (folder / "scan.pdf").write_bytes(make_pdf([None, None]))
+    return folder
+
+
+def test_documents_are_indexed_with_anchors_and_read_as_converted_text(home: Path, docs: Path) -> None:
+    with Workspace.open(home) as ws:
+        summary = ws.index()
+        assert (summary.files_indexed, summary.files_errored) == (4, 1)
+        assert [(e.path, e.stage, e.error_type) for e in summary.errors] == [
+            (str(docs / "scan.pdf"), "convert", "NoTextLayerError")
+        ]
+        # PDF: the hit's page, its line range in the converted text, the outline as breadcrumb.
+        [hit] = ws.search("rollback controller", limit=1)
+        assert (hit.path, hit.page, hit.anchor, hit.line_start, hit.line_end, hit.breadcrumb) == (
+            docs / "manual.pdf", 4, "page 4", 7, 8, "# Rollback",
+        )
+        read = ws.read(f"{docs / 'manual.pdf'}:7-8")
+        assert (read.status, read.text) == (
+            "verified", "# Rollback\nThe rollback controller restores the previous release within minutes."
+        )
+        # DOCX: heading breadcrumb, no page.
+        [hit] = ws.search("rollback controller restores", limit=1, path=str(docs / "guide.docx"))
+        assert (hit.breadcrumb, hit.page, hit.anchor) == ("# Install > ## Rollback", None, None)
+        # PPTX: slide; XLSX: sheet.
+        [hit] = ws.search("appendix", limit=1)
+        assert (hit.path.name, hit.page, hit.anchor) == ("plan.pptx", 2, "slide 2")
+        [hit] = ws.search("laptops", limit=1)
+        assert (hit.path.name, hit.page, hit.anchor) == ("budget.xlsx", 1, "sheet Budget")
+        pack = ws.retrieve("rollback controller restores previous release", budget=400)
+        headers = [block.framed().split("\n", 1)[0] for block in pack.blocks]
+        assert "[Workspace source: docs/manual.pdf, lines 7-8, page 4 (# Rollback)]" in headers
+    cached = sorted(p.name.split(".")[0] for p in (home / "workspace" / ".index" / "converted").rglob("*.json.gz"))
+    assert len(cached) == 4
+
+
+def test_cli_search_json_carries_page_and_anchor_only_for_documents(
+    home: Path, docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (docs / "notes.md").write_text("# Notes\n\nThe canary release checklist lives here.\n")
+    assert main(["index"]) == 0
+    capsys.readouterr()
+    assert main(["search", "canary", "--limit", "5"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    by_name: dict[str, dict[str, object]] = {}
+    for h in hits:
+        by_name.setdefault(Path(h["path"]).name, h)
+    assert (by_name["manual.pdf"]["page"], by_name["manual.pdf"]["anchor"]) == (2, "page 2")
+    assert "page" not in by_name["notes.md"] and "anchor" not in by_name["notes.md"]
+
+
+def test_worker_processes_convert_too(home: Path, docs: Path) -> None:
+    with Workspace.open(home) as ws:
+        summary = ws.index(workers=2)
+        assert (summary.files_indexed, summary.files_errored) == (4, 1)
+        [hit] = ws.search("canary traffic", limit=1)
+        assert (hit.path.name, hit.anchor) == ("manual.pdf", "page 2")
+    # What a worker process builds: the recipe crosses a pickle, and names its converters by plugin.
+    recipe = build_container(home).worker_tools()
+    tools = pickle.loads(pickle.dumps(recipe))()
+    assert tools.conversions is not None and tools.conversions.suffixes == set(DEFAULT_CONVERTERS)
+    converter = tools.conversions.converter_for(docs / "manual.pdf")
+    assert converter is not None and converter.name == "pypdf"
+
+
+def test_a_missing_library_skips_documents_with_the_install_hint(
+    home: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # import pypdf now raises ImportError
+    with Workspace.open(home) as ws:
+        summary = ws.index()
+    assert summary.skipped == {"converter_unavailable": 2}
+    assert summary.files_indexed == 3
+    assert summary.notes == [
+        ".pdf files skipped: the pypdf converter needs pypdf, which is not installed. Install the document "
+        "converters (pip install 'hermes-workspace[documents]'), or turn the suffix off in knowledgebase.converters "
+        "(e.g. '.pdf': none)."
+    ]
+
+
+def test_config_turns_a_suffix_off_and_html_on(home: Path, docs: Path) -> None:
+    (home / "config.yaml").write_text(CHUNKING + "  converters:\n    .pdf: none\n    .html: markitdown\n")
+    (docs / "page.html").write_text("<html><body><h1>Status</h1><p>All <b>systems</b> nominal.</p></body></html>")
+    with Workspace.open(home) as ws:
+        summary = ws.index()
+        assert summary.skipped == {"binary_suffix": 2}
+        [hit] = ws.search("systems nominal", limit=1)
+    assert (hit.path.name, hit.content) == ("page.html", "# Status\n\nAll **systems** nominal.")
+
+
+def test_a_converter_upgrade_reindexes_documents_only(home: Path, docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (docs / "notes.md").write_text("# Notes\n\ntext\n")
+    with Workspace.open(home) as ws:
+        assert ws.index().files_indexed == 5
+    from hermes_workspace.adapters import pypdf_converter
+
+    monkeypatch.setattr(pypdf_converter, "ADAPTER_VERSION", pypdf_converter.ADAPTER_VERSION + 1)
+    with Workspace.open(home) as ws:
+        summary = ws.index()
+    assert (summary.files_indexed, summary.files_errored, summary.skipped) == (1, 1, {"unchanged": 4})
+
+
+def test_read_uses_the_cache_and_says_stale_without_the_library(
+    home: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Workspace.open(home) as ws:
+        ws.index()
+    from hermes_workspace.adapters import pypdf_converter
+
+    def fail(self: object, data: bytes, path: Path) -> object:
+        raise AssertionError("converted again instead of read from the cache")
+
+    monkeypatch.setattr(pypdf_converter.PypdfConverter, "convert", fail)
+    with Workspace.open(home) as ws:
+        read = ws.read(f"{docs / 'manual.pdf'}:7-7")
+    assert (read.status, read.text) == ("verified", "# Rollback")
+    monkeypatch.setitem(sys.modules, "pypdf", None)
+    with Workspace.open(home) as ws:
+        read = ws.read(f"{docs / 'manual.pdf'}:7-7")
+    assert read.status == "stale" and read.text is None
+    assert "pip install 'hermes-workspace[documents]'" in read.message

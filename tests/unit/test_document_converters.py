@@ -1,0 +1,163 @@
+"""Each converter's exact output on a small real document, the caps, the file cache's files, and
+``knowledgebase.converters`` validation."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.adapters import openpyxl_converter
+from hermes_workspace.adapters.filesystem_conversion_cache import FileConversionCache
+from hermes_workspace.adapters.openpyxl_converter import OpenpyxlConverter
+from hermes_workspace.adapters.pypdf_converter import PypdfConverter
+from hermes_workspace.adapters.python_docx_converter import PythonDocxConverter
+from hermes_workspace.adapters.python_pptx_converter import PythonPptxConverter
+from hermes_workspace.container import make_converter
+from hermes_workspace.registry import BUILTIN_ENTRY_POINTS
+
+BUILTIN_CONVERTERS = BUILTIN_ENTRY_POINTS["converters"]
+from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.conversion import BUILTIN_CONVERTER_NAMES, DEFAULT_CONVERTERS
+from hermes_workspace.domain.errors import ConfigError, ConverterUnavailableError, NoTextLayerError
+from hermes_workspace.domain.model import Anchor, ConvertedDocument
+from tests.documents import make_docx, make_pdf, make_pptx, make_xlsx
+
+
+def test_pdf_pages_become_anchors_and_the_outline_headings() -> None:
+    data = make_pdf(
+        [["Overview", "# not a heading", "Text one."], None, ["2.1 Rollback", "Text three."]],
+        outline=[("Overview", 0), ("Rollback", 2), ("Glossary", 2)],
+    )
+    document = PypdfConverter().convert(data, Path("m.pdf"))
+    assert document.text == (
+        "# Overview\n\\# not a heading\nText one.\n\n# Glossary\n# 2.1 Rollback\nText three.\n"
+    )
+    assert document.anchors == (Anchor(1, "page", 1, "1"), Anchor(5, "page", 3, "3"))
+
+
+def test_a_pdf_without_any_text_is_no_text_layer() -> None:
+    with pytest.raises(NoTextLayerError) as info:
+        PypdfConverter().convert(make_pdf([None, None, None]), Path("scan.pdf"))
+    assert info.value.message == "scan.pdf has no text layer on any of its 3 pages (a scanned document?)"
+    assert info.value.code == "no_text_layer" and "OCR" in info.value.hint
+
+
+def test_docx_headings_lists_and_tables() -> None:
+    document = PythonDocxConverter().convert(make_docx(), Path("g.docx"))
+    assert document.text == (
+        "# Deployment Guide\n\n# Install\n\nRun the installer on every build agent.\n\n"
+        "- download the package\n  - verify the checksum\n\n## Rollback\n\n"
+        "The rollback controller restores the previous release.\n\n"
+        "| Stage | Owner |\n|---|---|\n| canary | ops\\|team |\n"
+    )
+    assert document.anchors == ()
+
+
+def test_pptx_slides_with_titles_bullets_notes_and_tables() -> None:
+    document = PythonPptxConverter().convert(make_pptx(), Path("p.pptx"))
+    assert document.text == (
+        "## Slide 1: Quarterly plan\n\n- Grow revenue\n  - hire two engineers\n\n### Notes\n\n"
+        "Say the budget is approved.\n\n## Slide 2\n\nAppendix text\n\n| Region | Sales |\n|---|---|\n| North | 12 |\n"
+    )
+    assert document.anchors == (Anchor(1, "slide", 1, "1"), Anchor(10, "slide", 2, "2"))
+
+
+def test_xlsx_sheets_as_tables() -> None:
+    document = OpenpyxlConverter().convert(make_xlsx(), Path("b.xlsx"))
+    assert document.text == (
+        "## Sheet: Budget\n\n| Item | Cost |\n|---|---|\n| Laptops | 1200 |\n| Travel | 350.5 |\n\n"
+        "## Sheet: Notes\n\n| Approved by finance |\n|---|\n"
+    )
+    assert document.anchors == (Anchor(1, "sheet", 1, "Budget"), Anchor(8, "sheet", 2, "Notes"))
+
+
+def test_xlsx_rows_beyond_the_cap_are_counted_not_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 4)
+    text = OpenpyxlConverter().convert(make_xlsx(extra_rows=5), Path("b.xlsx")).text
+    assert "| row0 | 0 |\n\n(4 more rows not converted)\n" in text
+    assert "row1" not in text
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_CONVERTERS))
+def test_a_missing_library_is_converter_unavailable(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    library = {"pypdf": "pypdf", "python-docx": "docx", "python-pptx": "pptx", "openpyxl": "openpyxl",
+               "markitdown": "markitdown"}[name]
+    monkeypatch.setitem(__import__("sys").modules, library, None)
+    with pytest.raises(ConverterUnavailableError) as info:
+        make_converter(name)
+    assert info.value.exit_code == 69
+    assert "pip install 'hermes-workspace[documents]'" in info.value.hint
+
+
+def test_the_builtin_table_matches_the_names_config_accepts() -> None:
+    assert sorted(BUILTIN_CONVERTERS) == sorted(BUILTIN_CONVERTER_NAMES)
+    assert {make_converter(name).name for name in BUILTIN_CONVERTERS} == set(BUILTIN_CONVERTER_NAMES)
+
+
+def test_file_cache_writes_one_gzip_entry_per_hash_and_signature(tmp_path: Path) -> None:
+    cache = FileConversionCache(tmp_path / "converted")
+    digest = "ab" + "0" * 62
+    cache.put(digest, "pypdf;1", ConvertedDocument("text\n", (Anchor(1, "page", 1, "1"),)))
+    files = [p for p in (tmp_path / "converted").rglob("*") if p.is_file()]
+    assert [p.relative_to(tmp_path / "converted").parts[0] for p in files] == ["ab"]
+    assert files[0].name.startswith(digest) and files[0].name.endswith(".json.gz")
+    assert b'"text": "text\\n"' in gzip.decompress(files[0].read_bytes())
+    files[0].write_bytes(b"damaged")
+    assert cache.get(digest, "pypdf;1") is None  # a damaged entry is a miss
+
+
+def test_file_cache_write_failure_is_not_an_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "converted"
+    blocker.write_text("a file where the folder should be")
+    cache = FileConversionCache(blocker)
+    cache.put("c" * 64, "s", ConvertedDocument("x\n"))
+    assert cache.get("c" * 64, "s") is None
+    assert os.path.isfile(blocker)
+
+
+def test_config_converters_merge_over_the_defaults() -> None:
+    config = WorkspaceConfig.from_dict({"knowledgebase": {"converters": {".PDF": "none", "html": "markitdown"}}})
+    expected = {**DEFAULT_CONVERTERS, ".html": "markitdown"}
+    del expected[".pdf"]
+    assert config.converter_selection == expected
+    assert WorkspaceConfig.from_dict({}).converter_selection == DEFAULT_CONVERTERS
+    assert WorkspaceConfig.from_dict({"knowledgebase": {"converters": {".epub": False}}}).converter_selection == {
+        k: v for k, v in DEFAULT_CONVERTERS.items() if k != ".epub"
+    }
+
+
+def test_an_unknown_converter_is_refused_when_the_plugins_are_resolved_listing_the_installed_ones(
+    tmp_path: Path,
+) -> None:
+    from hermes_workspace.domain.errors import UnknownPluginError
+    from hermes_workspace.registry import PluginRegistry, PluginSelection, builtin_entries
+
+    config = WorkspaceConfig.from_dict({"knowledgebase": {"converters": {".pdf": "pdfminer"}}})
+    assert config.converter_selection[".pdf"] == "pdfminer"  # the shape is right; the name is checked later
+    with pytest.raises(UnknownPluginError) as info:
+        PluginSelection(PluginRegistry(builtin_entries()), config, tmp_path, tmp_path)
+    assert info.value.message == (
+        "knowledgebase.converters..pdf: no converter plugin named 'pdfminer' is installed "
+        "(installed converters: markitdown, openpyxl, pypdf, python-docx, python-pptx)"
+    )
+    assert (info.value.code, info.value.exit_code) == ("plugin_unknown", 78)
+
+
+@pytest.mark.parametrize("value", [3, "", "  ", "no spaces allowed"])
+def test_config_a_converter_name_must_be_a_plugin_name(value: object) -> None:
+    with pytest.raises(ConfigError, match=r"knowledgebase\.converters\.\.pdf must"):
+        WorkspaceConfig.from_dict({"knowledgebase": {"converters": {".pdf": value}}})
+
+
+@pytest.mark.parametrize("suffix", [".tar.gz", "", "../x", ".p df", 3])
+def test_config_bad_suffix(suffix: object) -> None:
+    with pytest.raises(ConfigError, match="must be file suffixes"):
+        WorkspaceConfig.from_dict({"knowledgebase": {"converters": {suffix: "pypdf"}}})
+
+
+def test_config_converters_must_be_a_mapping() -> None:
+    with pytest.raises(ConfigError, match="knowledgebase.converters must be a mapping"):
+        WorkspaceConfig.from_dict({"knowledgebase": {"converters": ["pypdf"]}})
