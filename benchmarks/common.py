@@ -278,9 +278,13 @@ def hermes_cli() -> str:
 
 
 def cli_env(home: Path) -> dict[str, str]:
+    """The environment of a CLI process on ``home``. Bytecode caching is on, whatever the calling
+    shell says (``PYTHONDONTWRITEBYTECODE``): an installed command runs from cached bytecode, and
+    compiling every module again costs a search about 0.1 s that no user pays."""
     env = dict(os.environ)
     env["HERMES_HOME"] = str(home)
     env.pop("HERMES_BENCH_DATASETS", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

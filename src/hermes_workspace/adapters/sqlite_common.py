@@ -9,6 +9,7 @@ with :func:`sqlite_int` for their ``LIMIT``."""
 from __future__ import annotations
 
 import os
+import json
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -169,6 +170,19 @@ def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], 
         params["glob"] = _filter_text(glob, "the glob")
         params.update((f"glob_{i}", _filter_text(prefilter, "the glob")) for i, prefilter in enumerate(prefilters))
     return where, params
+
+
+def meta_json(conn: apsw.Connection, key: str) -> dict[str, Any] | None:
+    """The JSON object stored under ``key`` in the ``meta`` table, or ``None`` (no row, or a value
+    that is not a JSON object: a damaged or foreign value is treated as absent, never an error)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    try:
+        value = json.loads(row[0])
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def folder_range(folder: Path) -> tuple[str, str]:

@@ -59,6 +59,7 @@ import apsw
 from hermes_workspace.adapters.sqlite_common import (
     IndexFileConnection,
     folder_range,
+    meta_json,
     immediate_transaction,
     open_index_connection,
     path_filters,
@@ -946,17 +947,7 @@ class SqliteFts5Store(IndexFileConnection):
             StoreError: the database failed.
         """
 
-        def run(conn: apsw.Connection) -> dict[str, Any] | None:
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (_PLUGINS_KEY,)).fetchone()
-            if row is None:
-                return None
-            try:
-                value = json.loads(row[0])
-            except ValueError:
-                return None
-            return value if isinstance(value, dict) else None
-
-        return self._run("read the recorded plugins", run)
+        return self._run("read the recorded plugins", lambda conn: meta_json(conn, _PLUGINS_KEY))
 
     _snapshot: apsw.Connection | None = None
     """The connection of the :meth:`read_snapshot` in progress (``None``: none)."""

@@ -46,6 +46,7 @@ import apsw
 
 from hermes_workspace.adapters.sqlite_common import (
     IndexFileConnection,
+    meta_json,
     path_filters,
     split_definitions,
     sqlite_int,
@@ -104,14 +105,7 @@ def _blob(vector: Vector | Sequence[float]) -> bytes:
 
 
 def _last_error(conn: apsw.Connection) -> dict[str, Any] | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_ERROR_KEY,)).fetchone()
-    if row is None:
-        return None
-    try:
-        value = json.loads(row[0])
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return meta_json(conn, _ERROR_KEY)
 
 
 class SqliteVecIndex(IndexFileConnection):
