@@ -501,9 +501,9 @@ class PluginSelection:
 
 
 def _log_fallback(activation: Activation, exc: BaseException) -> None:
-    import structlog
+    from hermes_workspace.logs import get_logger
 
-    structlog.get_logger("hermes_workspace.registry").warning(
+    get_logger("hermes_workspace.registry").warning(
         "plugin broken, using the default", category=activation.category, plugin=activation.configured,
         fallback=activation.used, routes=list(activation.routes), error=activation.error,
     )

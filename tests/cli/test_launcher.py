@@ -70,3 +70,32 @@ def test_the_integrations_import_normally_once_dependency_injector_is_loaded() -
             "print(before, pydantic.VERSION.startswith('2.'), hasattr(yaml, 'safe_load'), p.Configuration.__name__)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["[]", "True", "True", "Configuration"]
+
+
+_WITH_A_BROKEN_PLUGIN = (
+    "import sys; import hermes_workspace.registry as r; "
+    "broken = r.PluginEntry('chunkers', 'marker', 'tests.plugin_fixtures:failing_factory', 'someone', '1'); "
+    "r.installed_entries = lambda: [*r.builtin_entries('0'), broken]; "
+    "from hermes_workspace.entrypoints.launcher import main; sys.exit(main({argv!r}))"
+)
+
+
+@pytest.mark.parametrize("argv", [["index"], ["--quiet", "index"], ["status"], ["plugins"], ["doctor"]])
+def test_a_plugin_warning_goes_to_stderr_and_leaves_the_json_whole(home: Path, argv: list[str]) -> None:
+    """Found by a trial: the "plugin broken" warning was printed on stdout, before the JSON of
+    `index`, `status`, `doctor` and `plugins` (structlog imported outside the lazy loggers, so
+    the CLI's logging setup was never applied to it)."""
+    (home / "workspace").mkdir()
+    (home / "workspace" / "app.ini").write_text("[server]\nport = 80\n")
+    (home / "config.yaml").write_text("knowledgebase:\n  chunkers:\n    .ini: marker\n")
+    if argv != ["index"]:
+        subprocess.run([sys.executable, "-c", _WITH_A_BROKEN_PLUGIN.format(argv=["--quiet", "index"])],
+                       env={**os.environ, "HERMES_HOME": str(home)}, cwd=Path(__file__).parents[2], check=True,
+                       capture_output=True)
+    run = subprocess.run([sys.executable, "-c", _WITH_A_BROKEN_PLUGIN.format(argv=argv)], capture_output=True,
+                         text=True, env={**os.environ, "HERMES_HOME": str(home)}, cwd=Path(__file__).parents[2])
+    assert run.returncode in (0, 1), run.stderr  # doctor exits 1: its `plugins` check failed
+    json.loads(run.stdout)
+    assert "plugin broken" not in run.stdout
+    if "--quiet" not in argv:
+        assert "plugin broken, using the default" in run.stderr

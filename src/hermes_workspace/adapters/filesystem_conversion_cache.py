@@ -21,11 +21,10 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-import structlog
-
+from hermes_workspace.logs import get_logger
 from hermes_workspace.domain.model import Anchor, ConvertedDocument
 
-log = structlog.get_logger("hermes_workspace.conversion")
+log = get_logger("hermes_workspace.conversion")
 
 CACHE_DIRNAME = "converted"
 """The cache's folder under the index folder."""

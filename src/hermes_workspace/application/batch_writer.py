@@ -7,14 +7,13 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-import structlog
-
+from hermes_workspace.logs import get_logger
 from hermes_workspace.application.file_processing import Problem
 from hermes_workspace.domain.errors import StoreUnusableError, reraise_interrupt
 from hermes_workspace.domain.model import Chunk, IndexSummary
 from hermes_workspace.domain.ports import IndexStore
 
-log = structlog.get_logger("hermes_workspace.index")
+log = get_logger("hermes_workspace.index")
 
 BATCH_MAX_FILES = 200
 """Files stored per transaction at most (each file stays all-or-nothing inside it)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_workspace.application.logs import get_logger
+from hermes_workspace.logs import get_logger
 from hermes_workspace.domain.errors import (
     ConsentRequiredError,
     EmbedderUnavailableError,

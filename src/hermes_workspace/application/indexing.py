@@ -19,7 +19,7 @@ from functools import partial
 from itertools import islice
 from pathlib import Path
 
-from hermes_workspace.application.logs import get_logger
+from hermes_workspace.logs import get_logger
 from hermes_workspace.application.batch_writer import BatchWriter
 from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.application.embedding import EmbedChunks

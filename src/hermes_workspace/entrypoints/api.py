@@ -550,7 +550,7 @@ class Workspace:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # a bug: the host's turn must go on
-            from hermes_workspace.application.logs import get_logger
+            from hermes_workspace.logs import get_logger
 
             get_logger("hermes_workspace.api").error("workspace_tool failed", action=action, exc_info=exc)
             return _error_json({"code": "internal_error", "message": f"unexpected {type(exc).__name__}: {exc}",

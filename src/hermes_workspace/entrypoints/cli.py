@@ -149,7 +149,7 @@ def index_command(*, workers: int | None = None) -> _Output:
     with _workspace() as ws:
         summary = ws.index(progress=progress, workers=workers)
     if summary.semantic is not None and summary.semantic.error is not None:
-        from hermes_workspace.application.logs import get_logger
+        from hermes_workspace.logs import get_logger
 
         error = summary.semantic.error
         get_logger("hermes_workspace.index").warning(
@@ -210,7 +210,7 @@ def search_command(
             hits = ws.search(text, path=path, glob=glob, limit=_whole_number("--limit", limit), mode=mode,
                              offset=_whole_number("--offset", offset, 0))
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
-        from hermes_workspace.application.logs import get_logger
+        from hermes_workspace.logs import get_logger
 
         # A search that did not run as asked (keyword instead of hybrid, vectors missing) is a
         # warning on stderr; other notes (how a CJK query matched, hits moved by the per-file
@@ -564,7 +564,7 @@ def launcher(
     except KeyboardInterrupt:
         return _emit_error(_interrupted(), 130)
     except Exception as exc:  # a bug: log the traceback, show a clean error
-        from hermes_workspace.application.logs import get_logger
+        from hermes_workspace.logs import get_logger
 
         get_logger("hermes_workspace.cli").error("unexpected error", exc_info=exc)
         error = WorkspaceError(

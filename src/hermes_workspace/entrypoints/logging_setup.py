@@ -1,6 +1,6 @@
 """structlog configuration (DESIGN.md §5 "Logs"), done by the entrypoints only.
 
-Our modules log with structlog, through the lazy loggers of :mod:`hermes_workspace.application.logs`
+Our modules log with structlog, through the lazy loggers of :mod:`hermes_workspace.logs`
 (structlog is imported when the first record is written); records go through the standard
 ``logging`` module, so they reach two destinations:
 
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_workspace.application.logs import when_structlog_loads
+from hermes_workspace.logs import when_structlog_loads
 
 LEVELS = ("debug", "info", "warning", "error", "critical")
 LOG_FILE_MAX_BYTES = 10 * 1024 * 1024
@@ -44,7 +44,7 @@ def _shared_processors() -> list[Any]:
 
 class _DeferredFormatter(logging.Formatter):
     """Builds its structlog formatter when the first record is formatted: a command that logs
-    nothing never imports structlog (see :mod:`hermes_workspace.application.logs`)."""
+    nothing never imports structlog (see :mod:`hermes_workspace.logs`)."""
 
     def __init__(self, build: Callable[[], logging.Formatter]) -> None:
         super().__init__()

@@ -581,7 +581,7 @@ def build_server(
     _require_sdk()
     if max_concurrency < 1:
         raise UsageError(f"max_concurrency must be >= 1, got {max_concurrency}")
-    from hermes_workspace.application.logs import get_logger
+    from hermes_workspace.logs import get_logger
 
     log = get_logger("hermes_workspace.mcp")
     served = {spec.name: spec for spec in TOOLS if allow_write or not spec.write}
