@@ -190,6 +190,26 @@ def test_failing_chunker_falls_back_to_default(source: InMemoryFileSource) -> No
     assert summary.files_errored == 0
     assert fallback.calls == [WS / "docs" / "long.md"]
     assert len(store.files[WS / "docs" / "long.md"][1]) == 3
+    assert summary.notes == [
+        f"1 file was chunked by the built-in text chunker because their chunker failed (first: "
+        f"{WS / 'docs' / 'long.md'}: RuntimeError: paragraph chunker failed); the next index "
+        "run gives them to their chunker again, and the log has each traceback"
+    ]
+
+
+def test_a_file_chunked_by_the_fallback_goes_back_to_its_chunker_on_the_next_run(source: InMemoryFileSource) -> None:
+    """Found by a trial: after the plugin was fixed, the file kept its fallback chunks (skipped as
+    unchanged) until its bytes changed."""
+    store = InMemoryIndexStore()
+    source.write(WS / "docs" / "long.md", paragraphs(3))
+    source.write(WS / "docs" / "other.md", paragraphs(3))
+    make(source, store=store, chunker=ParagraphChunker(fail_on="long.md")).execute(RecordingProgressSink())
+    fixed = ParagraphChunker()  # the same chunker (same signature), no longer failing
+    summary = make(source, store=store, chunker=fixed).execute(RecordingProgressSink())
+    assert fixed.calls == [WS / "docs" / "long.md"]
+    assert (summary.files_indexed, summary.notes) == (1, [])
+    again = make(source, store=store, chunker=fixed).execute(RecordingProgressSink())
+    assert (again.files_indexed, fixed.calls) == (0, [WS / "docs" / "long.md"])
 
 
 def test_chunk_failure_in_both_chunkers_is_a_chunk_error_and_the_run_goes_on(source: InMemoryFileSource) -> None:

@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from itertools import islice
@@ -178,10 +178,13 @@ class IndexWorkspace:
                 signature = file_signatures(self.config, self.chunker)  # per file: its route's chunker
                 candidates, seen, unreadable = self._discover(roots, summary)
                 progress.start(len(candidates))
+                self._fallbacks = []
                 try:
                     self._index_candidates(candidates, signature, summary, progress)
                 finally:
                     progress.finish()
+                if self._fallbacks:
+                    summary.add_note(_fallback_note(self._fallbacks))
                 self._prune(seen, unreadable, summary)
                 self._prune_conversions()
                 self.store.record_exclusions(summary.excluded)
@@ -303,6 +306,9 @@ class IndexWorkspace:
                  candidates=list(outcome.ambiguous))
         return retried
 
+    _fallbacks: list[tuple[Path, Problem]] = field(default_factory=list)
+    """Files of this run chunked by ``fallback_chunker`` because their chunker failed."""
+
     _graves: dict[Path, Tombstone] | None = None
     """The tombstones read at the start of the keyword pass (files removed by ``delete``)."""
 
@@ -400,6 +406,8 @@ class IndexWorkspace:
         if outcome.fallback is not None:
             log.warning("chunker failed, using the default chunker", path=str(file.path),
                         error_type=outcome.fallback.error_type, exc_info=outcome.fallback.exception)
+            if outcome.status in ("chunked", "empty"):
+                self._fallbacks.append((file.path, outcome.fallback))
         if task.tombstone is not None:
             if outcome.status == "unchanged":
                 # Same bytes, new stat (touched, copied back): remember the stat so later runs
@@ -430,7 +438,10 @@ class IndexWorkspace:
             path=file.path,
             root=file.root,
             content_hash=outcome.content_hash,
-            config_signature=self._file_signature(file.path, signature),
+            # Chunked by the fallback: stored under a signature no run computes, so that the next
+            # run gives the file to its own chunker again (fixed, or still failing and reported).
+            config_signature=self._file_signature(file.path, signature)
+            + (FALLBACK_SIGNATURE_MARK if outcome.fallback is not None else ""),
             size=outcome.size,
             mtime_ns=file.mtime_ns,
             modified_at=utc_iso(file.mtime_ns),
@@ -507,6 +518,20 @@ class IndexWorkspace:
         ]
         if gone:
             self.store.remove_tombstones(gone)
+
+
+FALLBACK_SIGNATURE_MARK = "+fallback"
+"""Appended to the config signature of a file chunked by the fallback chunker (its own chunker
+raised): no run computes that signature, so the next run tries the file's chunker again."""
+
+
+def _fallback_note(fallbacks: list[tuple[Path, Problem]]) -> str:
+    """The summary's note on the files whose chunker failed (seen by the user, not only logged)."""
+    path, problem = fallbacks[0]
+    files = "1 file was" if len(fallbacks) == 1 else f"{len(fallbacks)} files were"
+    return (f"{files} chunked by the built-in text chunker because their chunker failed (first: {path}: "
+            f"{problem.error_type}: {problem.message}); the next index run gives them to their chunker again, "
+            "and the log has each traceback")
 
 
 def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> StoreUnusableError:
