@@ -16,12 +16,15 @@ packages.
 
 from __future__ import annotations
 
+import difflib
+
 import importlib
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_workspace.domain.config import config_key
 from hermes_workspace.domain.errors import UnknownPluginError, WorkspaceError
 from hermes_workspace.domain.plugins import CATEGORIES, ENTRY_POINT_PREFIX, PluginContext
 
@@ -222,12 +225,39 @@ class PluginRegistry:
         installed = tuple(self.names(category))
         where = f"{setting}: " if setting else ""
         listing = ", ".join(installed) if installed else "none"
+        close = difflib.get_close_matches(name, installed, n=1, cutoff=0.7)
         raise UnknownPluginError(
             f"{where}no {SINGULAR[category]} plugin named {name!r} is installed "
             f"(installed {category}: {listing})",
             installed=installed,
-            hint=f"Choose one of the installed {category}, or install the package that provides {name!r} "
-                 f"(entry-point group {ENTRY_POINT_PREFIX}{category}); `hermes-workspace plugins` lists them.",
+            hint=(f"Did you mean {close[0]!r}? " if close else "")
+            + f"Choose one of the installed {category}, or install the package that provides {name!r} "
+              f"(entry-point group {ENTRY_POINT_PREFIX}{category}); `hermes-workspace plugins` lists them.",
+        )
+
+    def check_options_name(self, name: str) -> None:
+        """Refuse ``knowledgebase.plugins.<name>`` when no installed plugin of any category is
+        called ``name`` (a typo there would otherwise leave the plugin on its defaults, silently).
+
+        Raises:
+            UnknownPluginError: the message lists every installed plugin name.
+        """
+        if self._given is None and self._winners is None:
+            if self._builtins is None:
+                version = getattr(sys.modules.get("hermes_workspace"), "__version__", None)
+                self._builtins = {(e.category, e.name): e for e in builtin_entries(version)}
+            if any(key[1] == name for key in self._builtins):
+                return
+        names = sorted({entry.name for entry in self.entries()})
+        if name in names:
+            return
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.7)
+        raise UnknownPluginError(
+            f"knowledgebase.plugins.{name}: no plugin named {name!r} is installed, so its options would "
+            f"never be used (installed plugins: {', '.join(names)})",
+            installed=tuple(names),
+            hint=(f"Did you mean {close[0]!r}? " if close else "")
+            + "The key under knowledgebase.plugins is the plugin's name as `hermes-workspace plugins` lists it.",
         )
 
     def build(self, entry: PluginEntry, context: PluginContext) -> Any:
@@ -348,12 +378,14 @@ class PluginSelection:
         self._cache: dict[str, Any] = {}
         # Unknown names fail now, before anything is built or opened.
         for route, name in config.chunkers.routes():
-            registry.find("chunkers", name, setting=f"knowledgebase.chunkers.{route}")
+            registry.find("chunkers", name, setting=config_key("knowledgebase.chunkers", route))
         for category, name, setting in self._singles():
             if name != "none":
                 registry.find(category, name, setting=setting)
         for suffix, name in config.converters:
-            registry.find("converters", name, setting=f"knowledgebase.converters.{suffix}")
+            registry.find("converters", name, setting=config_key("knowledgebase.converters", suffix))
+        for name, _ in config.plugin_options:
+            registry.check_options_name(name)
 
     def _singles(self) -> list[tuple[str, str, str]]:
         c = self.config
@@ -477,6 +509,8 @@ class PluginSelection:
             used = self.used(category, name)
             if used != "none":
                 active.setdefault((category, used), []).append(SINGULAR[category])
+        for suffix, name in self.config.converters:
+            active.setdefault(("converters", name), []).append(suffix)
         return active
 
     def bundle(self) -> dict[str, Any]:
@@ -495,6 +529,7 @@ class PluginSelection:
             "reranker": {"plugin": self.used("rerankers", c.reranker.provider)},
             "store": {"plugin": self.used("stores", c.store)},
             "source": {"plugin": self.used("sources", c.source)},
+            "converters": {suffix: {"plugin": name} for suffix, name in c.converters},
         }
         data["signature"] = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
         return data

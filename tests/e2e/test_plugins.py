@@ -4,6 +4,7 @@ chunker, ``plugins --json``, and our own entry points."""
 
 from __future__ import annotations
 
+import re
 import json
 import os
 import tomllib
@@ -83,10 +84,10 @@ def test_a_builtin_name_is_found_without_reading_installed_metadata(monkeypatch:
 
 def test_an_unknown_name_lists_what_is_installed() -> None:
     with pytest.raises(UnknownPluginError) as raised:
-        registry_with(MARKER).find("chunkers", "rst-sections", setting="knowledgebase.chunkers..rst")
+        registry_with(MARKER).find("chunkers", "rst-sections", setting='knowledgebase.chunkers[".rst"]')
     error = raised.value
     assert (error.code, error.exit_code, isinstance(error, ConfigError)) == ("plugin_unknown", 78, True)
-    assert error.message == ("knowledgebase.chunkers..rst: no chunker plugin named 'rst-sections' is installed "
+    assert error.message == ("""knowledgebase.chunkers[".rst"]: no chunker plugin named 'rst-sections' is installed """
                              "(installed chunkers: chonkie, marker, tree-sitter)")
     assert error.installed == ("chonkie", "marker", "tree-sitter")
     assert "hermes_workspace.chunkers" in error.hint
@@ -119,14 +120,14 @@ def test_the_cli_reports_an_unknown_embedder_with_exit_78(home: Path, capsys: py
     ("chunkers", "message"),
     [
         ({"ini": "marker"}, "unknown key knowledgebase.chunkers.ini"),
-        ({".rst": ""}, "knowledgebase.chunkers..rst must name a chunker"),
+        ({".rst": ""}, 'knowledgebase.chunkers[".rst"] must name a chunker'),
         ({"default": "none"}, "knowledgebase.chunkers.default must name a chunker"),
         ({".RST": "a", ".rst": "b"}, "knowledgebase.chunkers names the suffix .rst twice"),
         (["tree-sitter"], "knowledgebase.chunkers must be a mapping"),
     ],
 )
 def test_bad_chunker_routes_are_config_errors(chunkers: Any, message: str) -> None:
-    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         WorkspaceConfig.from_dict({"knowledgebase": {"chunkers": chunkers}})
 
 
@@ -274,6 +275,10 @@ def test_plugins_json_fields(home: Path, capsys: pytest.CaptureFixture[str]) -> 
     }
     assert tree["signature"].startswith("structure;tree-sitter-language-pack=")
     assert (rows[("stores", "sqlite-fts5")]["used_for"], rows[("embedders", "onnx")]["active"]) == (["store"], False)
+    # Found by a trial: the converters in use were listed as inactive.
+    assert {name: (rows[("converters", name)]["active"], rows[("converters", name)]["used_for"])
+            for name in ("pypdf", "python-docx", "markitdown")} == {
+        "pypdf": (True, [".pdf"]), "python-docx": (True, [".docx"]), "markitdown": (True, [".epub"])}
     assert data["up_to_date"] is True and data["signature"] == data["indexed_signature"]
     with Workspace.open(home) as ws:
         assert ws.plugins().to_json() == data
@@ -319,3 +324,24 @@ def test_installed_builtin_entry_points_resolve_and_satisfy_their_port(tmp_path:
         assert missing_members(entry.category, built) == [], entry.name
         if entry.category == "stores":
             built.close()
+
+
+def test_a_misspelt_plugin_name_suggests_the_installed_one(home: Path) -> None:
+    write_config(home, "knowledgebase:\n  chunkers:\n    .ini: markr\n")
+    with pytest.raises(UnknownPluginError) as raised:
+        Workspace.open(home, plugin_registry=registry_with(MARKER)).index()
+    assert raised.value.hint.startswith("Did you mean 'marker'? ")
+
+
+def test_options_for_a_plugin_that_is_not_installed_are_refused(home: Path) -> None:
+    """Found by a trial: `plugins: {log-entires: {...}}` (a typo) was accepted and the plugin ran
+    on its defaults, silently."""
+    make_docs(home)
+    write_config(home, "knowledgebase:\n  chunkers:\n    .ini: marker\n  plugins:\n    markr: {tag: t2}\n")
+    with pytest.raises(UnknownPluginError) as raised:
+        Workspace.open(home, plugin_registry=registry_with(MARKER)).index()
+    assert raised.value.message.startswith("knowledgebase.plugins.markr: no plugin named 'markr' is installed")
+    assert raised.value.hint.startswith("Did you mean 'marker'? ")
+    write_config(home, "knowledgebase:\n  plugins:\n    tree-sitter: {min_words: 5}\n    marker: {tag: x}\n")
+    with Workspace.open(home, plugin_registry=registry_with(MARKER)) as ws:
+        assert ws.index().files_indexed == 6  # a built-in's or an inactive plugin's options are fine

@@ -140,7 +140,7 @@ def test_an_unknown_converter_is_refused_when_the_plugins_are_resolved_listing_t
     with pytest.raises(UnknownPluginError) as info:
         PluginSelection(PluginRegistry(builtin_entries()), config, tmp_path, tmp_path)
     assert info.value.message == (
-        "knowledgebase.converters..pdf: no converter plugin named 'pdfminer' is installed "
+        """knowledgebase.converters[".pdf"]: no converter plugin named 'pdfminer' is installed """
         "(installed converters: markitdown, openpyxl, pypdf, python-docx, python-pptx)"
     )
     assert (info.value.code, info.value.exit_code) == ("plugin_unknown", 78)
@@ -148,7 +148,7 @@ def test_an_unknown_converter_is_refused_when_the_plugins_are_resolved_listing_t
 
 @pytest.mark.parametrize("value", [3, "", "  ", "no spaces allowed"])
 def test_config_a_converter_name_must_be_a_plugin_name(value: object) -> None:
-    with pytest.raises(ConfigError, match=r"knowledgebase\.converters\.\.pdf must"):
+    with pytest.raises(ConfigError, match=r'knowledgebase\.converters\["\.pdf"\] must'):
         WorkspaceConfig.from_dict({"knowledgebase": {"converters": {".pdf": value}}})
 
 

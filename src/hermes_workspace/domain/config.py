@@ -749,13 +749,13 @@ def _converters(data: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
             value = NO_CONVERTER
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(
-                f"{p}.{suffix} must name a converter plugin, got {value!r}",
+                f"{config_key(p, suffix)} must name a converter plugin, got {value!r}",
                 hint=f"Built-in converters: {', '.join(BUILTIN_CONVERTER_NAMES)} ({NO_CONVERTER}: skip these files); "
                      "`hermes-workspace plugins` lists the installed ones.",
             )
         # A name that no installed plugin has is refused when the plugins are resolved
         # (UnknownPluginError, listing the installed converters), as for every category.
-        selection[suffix] = _plugin_name({"v": value}, "v", "", f"{p}.{suffix}")
+        selection[suffix] = _plugin_name({"v": value}, "v", "", config_key(p, suffix))
     return tuple(sorted((s, n) for s, n in selection.items() if n != NO_CONVERTER))
 
 
@@ -782,6 +782,12 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
 
 
 # -- plugins (issue 11): chunkers by file kind, store, source, per-plugin options --------------------
+
+
+def config_key(section: str, key: str) -> str:
+    """How a message names ``key`` of ``section``: ``knowledgebase.chunkers.markdown``, and for a
+    suffix key ``knowledgebase.chunkers[".rst"]`` (not the ``..rst`` a plain join would give)."""
+    return f'{section}["{key}"]' if key.startswith(".") else f"{section}.{key}"
 
 
 def _plugin_name(data: Mapping[str, Any], key: str, default: str, name: str) -> str:
@@ -814,11 +820,11 @@ def _chunkers(value: Any) -> ChunkerRoutes:
     suffixes: dict[str, str] = {}
     for raw_key, raw_name in value.items():
         key = str(raw_key).strip()
-        name = _plugin_name({"v": raw_name}, "v", "", f"{p}.{key}") if isinstance(raw_name, str) and raw_name.strip() \
+        name = _plugin_name({"v": raw_name}, "v", "", config_key(p, key)) if isinstance(raw_name, str) and raw_name.strip() \
             else None
         if name is None or name == "none":
             raise ConfigError(
-                f"{p}.{key} must name a chunker, got {raw_name!r}",
+                f"{config_key(p, key)} must name a chunker, got {raw_name!r}",
                 hint="Run `hermes-workspace plugins` to see the installed chunkers.",
             )
         if key == "default":
