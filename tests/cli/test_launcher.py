@@ -14,8 +14,9 @@ from hermes_workspace import __version__
 from hermes_workspace.entrypoints.launcher import main
 
 
-def test_version_answers_without_importing_the_command_line() -> None:
-    code = ("import sys; from hermes_workspace.entrypoints.launcher import main; rc = main(['--version']); "
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_answers_without_importing_the_command_line(flag: str) -> None:
+    code = (f"import sys; from hermes_workspace.entrypoints.launcher import main; rc = main([{flag!r}]); "
             "print(sorted(m for m in sys.modules if m.startswith(('cyclopts', 'hermes_workspace.entrypoints.cli', "
             "'hermes_workspace.container', 'dependency_injector')))); sys.exit(rc)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -48,6 +48,7 @@ app = App(
     name="hermes-workspace",
     help="Index folders and search them; hits carry absolute paths and exact line ranges.",
     version=__version__,
+    version_flags=["--version", "-V"],
     result_action="return_value",
     suppress_keyboard_interrupt=False,
 )

@@ -56,9 +56,9 @@ def import_dependency_injector() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code.
-    ``--version`` alone prints the version and returns 0 without importing the CLI."""
+    ``--version`` (or ``-V``) alone prints the version and returns 0 without importing the CLI."""
     tokens = sys.argv[1:] if argv is None else argv
-    if tokens == ["--version"]:
+    if tokens in (["--version"], ["-V"]):
         from hermes_workspace import __version__
 
         sys.stdout.write(__version__ + "\n")
