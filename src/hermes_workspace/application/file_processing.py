@@ -19,7 +19,7 @@ from hermes_workspace.domain.chunking import build_chunks, count_words
 from hermes_workspace.domain.config import ChunkingConfig
 from hermes_workspace.domain.constants import MAX_CHARS_PER_WORD
 from hermes_workspace.application.conversion import Conversions
-from hermes_workspace.domain.conversion import converted_view, with_anchors
+from hermes_workspace.domain.conversion import converted_view, split_at_pages, with_anchors
 from hermes_workspace.domain.errors import (
     AmbiguousEncodingError,
     BinaryContentError,
@@ -214,7 +214,7 @@ def _chunked(
         return FileOutcome("failed", digest, size, stage="chunk", problem=Problem.of(exc), changed=True)
     if not chunks:
         return FileOutcome("empty", digest, size, fallback=fallback)
-    chunks = with_anchors(chunks, anchors)
+    chunks = with_anchors(split_at_pages(text, chunks, anchors), anchors)
     return FileOutcome("chunked", digest, size, chunks=chunks, fallback=fallback, encoding=encoding)
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from hermes_workspace.domain.chunking import count_words
+from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import Anchor, AnchorKind, Chunk, ConvertedDocument
 
 BUILTIN_CONVERTER_NAMES = ("pypdf", "python-docx", "python-pptx", "openpyxl", "markitdown")
@@ -99,6 +101,51 @@ def with_anchors(chunks: Iterable[Chunk], anchors: Sequence[Anchor]) -> list[Chu
         page, anchor = anchor_span(anchors, chunk.line_start, chunk.line_end)
         out.append(replace(chunk, page=page, anchor=anchor))
     return out
+
+
+PAGE_PIECE_MIN_WORDS = 12
+"""A piece of a chunk cut at a page start keeps at least this many words; a smaller one (a
+running footer, the last words of a sentence) stays with its neighbour, whose hit then names both
+pages. Twelve words: about one line of body text, more than a page header or footer holds."""
+
+_PAGED = ("page", "slide")
+
+
+def split_at_pages(text: str, chunks: Sequence[Chunk], anchors: Sequence[Anchor],
+                   *, min_words: int = PAGE_PIECE_MIN_WORDS) -> list[Chunk]:
+    """``chunks`` of a paged document (``page`` or ``slide`` anchors) cut where a page starts, so
+    that a hit names the one page its text is on and ``read`` of its lines stays on that page
+    (people cite a PDF by page; a section running over a page break was one hit "pages 5-6"
+    whose answer could be on either). Pieces keep their chunk's section, breadcrumb and kind;
+    pieces of fewer than ``min_words`` words join their neighbour; indexes are renumbered from 0.
+    ``text`` is the converted text the chunks were cut from. Unchanged without page anchors."""
+    starts = sorted({a.line for a in anchors if a.kind in _PAGED})
+    if not starts or not chunks:
+        return list(chunks)
+    lines = LineIndex(text)
+    out: list[Chunk] = []
+    for chunk in chunks:
+        inner = [line for line in starts if chunk.line_start < line <= chunk.line_end]
+        cuts = [lines.line_start_offset(line) for line in inner]
+        bounds = [chunk.start_char, *[c for c in cuts if chunk.start_char < c < chunk.end_char], chunk.end_char]
+        pieces = [[a, b] for a, b in zip(bounds, bounds[1:])]
+        merged: list[list[int]] = []
+        for piece in pieces:
+            if merged and count_words(text[merged[-1][0]:merged[-1][1]]) < min_words:
+                merged[-1][1] = piece[1]  # a small piece so far joins the next one
+            elif merged and count_words(text[piece[0]:piece[1]]) < min_words:
+                merged[-1][1] = piece[1]  # a small piece joins the previous one
+            else:
+                merged.append(piece)
+        if len(merged) == 1:
+            out.append(chunk)
+            continue
+        for start, end in merged:
+            content = text[start:end]
+            line_start, line_end = lines.span(start, end)
+            out.append(replace(chunk, content=content, start_char=start, end_char=end, line_start=line_start,
+                               line_end=line_end, tokens=count_words(content)))
+    return [replace(chunk, index=i) if chunk.index != i else chunk for i, chunk in enumerate(out)]
 
 
 _RANGE = re.compile(r"(page|slide)s? (\d+)(?:-(\d+))?")
