@@ -297,7 +297,12 @@ class ConverterPlan:
 
 
 def converter_plan(plugins: PluginSelection, cache_dir: Path | None) -> ConverterPlan:
-    """The :class:`ConverterPlan` of ``plugins``' config (names checked when ``plugins`` was made)."""
+    """The :class:`ConverterPlan` of ``plugins``' config.
+
+    Raises:
+        UnknownPluginError: config names a converter (or plugin options) nothing installed has.
+    """
+    plugins.check_indexing_names()
     selection = tuple(plugins.config.converters)
     names = sorted({name for _, name in selection})
     recipes = tuple((name, plugins.registry.find("converters", name).target, plugins.context("converters", name))

@@ -358,7 +358,8 @@ class PluginSelection:
     ``.reranker.provider``, ``.store.provider``, ``.source.provider``), checked against the
     registry when created and built on first use, each once.
 
-    Raises (when created): :class:`UnknownPluginError` for a name that is not installed. A
+    Raises (when created): :class:`UnknownPluginError` for an embedder, reranker, store or source
+    name that is not installed (chunker, converter and option names: :meth:`check_indexing_names`). A
     plugin that fails to load or build is logged, noted (:attr:`notes`) and replaced by its
     category's default (:data:`DEFAULTS`); when the default itself fails, its error is raised
     (a :class:`WorkspaceError` as is, e.g. ``MissingExtraError``; anything else as
@@ -376,16 +377,32 @@ class PluginSelection:
         self._chunker: Any = None
         self._plan: ChunkerPlan | None = None
         self._cache: dict[str, Any] = {}
-        # Unknown names fail now, before anything is built or opened.
-        for route, name in config.chunkers.routes():
-            registry.find("chunkers", name, setting=config_key("knowledgebase.chunkers", route))
+        # Unknown names of the plugins every command may use fail now, before anything is built
+        # or opened; those of indexing when indexing needs them (check_indexing_names).
         for category, name, setting in self._singles():
             if name != "none":
                 registry.find(category, name, setting=setting)
+        self._indexing_checked = False
+
+    def check_indexing_names(self) -> None:
+        """Refuse a chunker (by route), converter (by suffix) or ``knowledgebase.plugins`` name
+        that no installed plugin has. Called when the chunker or the converters are first built: a
+        search needs neither, so a typo there stops ``index``, ``status`` and ``doctor``, not
+        ``search``.
+
+        Raises:
+            UnknownPluginError: the first unknown name, listing the installed ones of its category.
+        """
+        if self._indexing_checked:
+            return
+        config, registry = self.config, self.registry
+        for route, name in config.chunkers.routes():
+            registry.find("chunkers", name, setting=config_key("knowledgebase.chunkers", route))
         for suffix, name in config.converters:
             registry.find("converters", name, setting=config_key("knowledgebase.converters", suffix))
         for name, _ in config.plugin_options:
             registry.check_options_name(name)
+        self._indexing_checked = True
 
     def _singles(self) -> list[tuple[str, str, str]]:
         c = self.config
@@ -431,6 +448,8 @@ class PluginSelection:
         (one instance per distinct plugin name)."""
         if self._chunker is None:
             from hermes_workspace.domain.plugins import RoutedChunker
+
+            self.check_indexing_names()
 
             by_name: dict[str, tuple[str, Any]] = {}
             routes_of: dict[str, list[str]] = {}

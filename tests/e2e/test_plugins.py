@@ -345,3 +345,19 @@ def test_options_for_a_plugin_that_is_not_installed_are_refused(home: Path) -> N
     write_config(home, "knowledgebase:\n  plugins:\n    tree-sitter: {min_words: 5}\n    marker: {tag: x}\n")
     with Workspace.open(home, plugin_registry=registry_with(MARKER)) as ws:
         assert ws.index().files_indexed == 6  # a built-in's or an inactive plugin's options are fine
+
+
+def test_a_misspelt_chunker_stops_index_but_not_search(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by a trial: a typo in `knowledgebase.chunkers` made every command fail, search too,
+    which builds no chunker."""
+    make_docs(home)
+    assert main(["index"]) == 0
+    write_config(home, "knowledgebase:\n  chunkers:\n    .ini: ini-tabels\n")
+    capsys.readouterr()
+    assert main(["search", "port"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    assert main(["index"]) == 78
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert (error["code"], error["message"].split(":")[0]) == ("plugin_unknown", 'knowledgebase.chunkers[".ini"]')
+    assert main(["plugins"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"][0].startswith('knowledgebase.chunkers[".ini"]: no chunker')

@@ -137,8 +137,9 @@ def test_an_unknown_converter_is_refused_when_the_plugins_are_resolved_listing_t
 
     config = WorkspaceConfig.from_dict({"knowledgebase": {"converters": {".pdf": "pdfminer"}}})
     assert config.converter_selection[".pdf"] == "pdfminer"  # the shape is right; the name is checked later
+    selection = PluginSelection(PluginRegistry(builtin_entries()), config, tmp_path, tmp_path)
     with pytest.raises(UnknownPluginError) as info:
-        PluginSelection(PluginRegistry(builtin_entries()), config, tmp_path, tmp_path)
+        selection.check_indexing_names()
     assert info.value.message == (
         """knowledgebase.converters[".pdf"]: no converter plugin named 'pdfminer' is installed """
         "(installed converters: markitdown, openpyxl, pypdf, python-docx, python-pptx)"

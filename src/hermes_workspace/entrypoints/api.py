@@ -349,7 +349,9 @@ class Workspace:
         selection, notes = None, []
         try:
             selection = container.plugins()
+            selection.check_indexing_names()
         except UnknownPluginError as exc:
+            selection = None
             notes.append(f"{exc.message}. {exc.hint}")
         recorded = self._recorded_plugins() if selection is not None else None  # the store is a plugin too
         return plugin_listing(container.plugin_registry(), selection, recorded=recorded, notes=notes)
