@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.conversion import BUILTIN_CONVERTER_NAMES, DEFAULT_CONVERTERS
 from hermes_workspace.domain.errors import ConfigError, ConverterUnavailableError, NoTextLayerError
 from hermes_workspace.domain.model import Anchor, ConvertedDocument
-from tests.documents import make_docx, make_pdf, make_pptx, make_xlsx
+from tests.documents import make_docx, make_pdf, make_pptx, make_xlsx, with_dimension
 
 
 def test_pdf_pages_become_anchors_and_the_outline_headings() -> None:
@@ -74,11 +75,66 @@ def test_xlsx_sheets_as_tables() -> None:
     assert document.anchors == (Anchor(1, "sheet", 1, "Budget"), Anchor(8, "sheet", 2, "Notes"))
 
 
-def test_xlsx_rows_beyond_the_cap_are_counted_not_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+def _count_parsed_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The numbers of the sheet rows openpyxl parses from the file from now on, in order (a spy
+    on its worksheet parser, which reads a sheet's XML row by row)."""
+    from openpyxl.worksheet import _reader
+
+    parsed: list[int] = []
+    parse = _reader.WorkSheetParser.parse
+
+    def counting(self: object) -> Iterator[tuple[int, list]]:
+        for number, row in parse(self):
+            parsed.append(number)
+            yield number, row
+
+    monkeypatch.setattr(_reader.WorkSheetParser, "parse", counting)
+    return parsed
+
+
+def test_xlsx_a_sheet_is_not_read_past_the_cap_and_the_rows_it_states_are_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 4)
-    text = OpenpyxlConverter().convert(make_xlsx(extra_rows=5), Path("b.xlsx")).text
-    assert "| row0 | 0 |\n\n(4 more rows not converted)\n" in text
-    assert "row1" not in text
+    data = make_xlsx(extra_rows=50)  # Budget: 53 rows, <dimension ref="A1:B53"/>
+    parsed = _count_parsed_rows(monkeypatch)
+    text = OpenpyxlConverter().convert(data, Path("b.xlsx")).text
+    assert text == (
+        "## Sheet: Budget\n\n| Item | Cost |\n|---|---|\n| Laptops | 1200 |\n| Travel | 350.5 |\n| row0 | 0 |\n\n"
+        "(rows 5 to 53 not converted)\n\n## Sheet: Notes\n\n| Approved by finance |\n|---|\n"
+    )
+    # Budget: rows 1-4, and row 5, which says there are more; Notes: its one row. Before the
+    # fix every one of Budget's 53 rows was parsed.
+    assert parsed == [1, 2, 3, 4, 5, 1]
+
+
+def test_xlsx_without_a_dimension_the_rows_left_out_are_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 4)
+    text = OpenpyxlConverter().convert(make_xlsx(extra_rows=50, streamed=True), Path("b.xlsx")).text
+    assert "| row0 | 0 |\n\n(rows after row 4 not converted)\n\n## Sheet: Notes" in text
+    assert "row1 " not in text
+
+
+def test_xlsx_a_wrong_dimension_neither_cuts_the_sheet_nor_counts_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # openpyxl cuts a read-only sheet to its stated dimension: "A1" used to give one cell.
+    data = with_dimension(make_xlsx(extra_rows=2), "A1")
+    assert OpenpyxlConverter().convert(data, Path("b.xlsx")).text.startswith(
+        "## Sheet: Budget\n\n| Item | Cost |\n|---|---|\n| Laptops | 1200 |\n| Travel | 350.5 |\n"
+        "| row0 | 0 |\n| row1 | 1 |\n\n## Sheet: Notes"
+    )
+    monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 4)
+    assert "| row0 | 0 |\n\n(rows after row 4 not converted)\n" in OpenpyxlConverter().convert(data, Path("b.xlsx")).text
+
+
+def test_xlsx_columns_after_the_cap_are_not_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openpyxl_converter, "MAX_COLUMNS", 1)
+    monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 2)
+    text = OpenpyxlConverter().convert(make_xlsx(), Path("b.xlsx")).text
+    assert text == (
+        "## Sheet: Budget\n\n| Item |\n|---|\n| Laptops |\n\n"
+        "(row 3 and columns after the first 1 not converted)\n\n"
+        "## Sheet: Notes\n\n| Approved by finance |\n|---|\n"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_CONVERTERS))
