@@ -1,10 +1,13 @@
 """Small real documents for the converter tests, built here: PDF by hand (a valid PDF 1.4 file
-with a cross-reference table), DOCX, PPTX and XLSX with the libraries that read them."""
+with a cross-reference table), DOCX, PPTX and XLSX with the libraries that read them, EPUB as a
+zip by hand; and the damaged and mislabelled variants of them that real folders hold."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import re
+import zipfile
+from collections.abc import Callable, Sequence
 
 
 def _pdf_string(text: str) -> str:
@@ -115,20 +118,98 @@ def make_pptx() -> bytes:
     return out.getvalue()
 
 
-def make_xlsx(extra_rows: int = 0) -> bytes:
+def make_xlsx(extra_rows: int = 0, *, streamed: bool = False) -> bytes:
     """An XLSX with the sheets ``Budget`` (a header and two rows, plus ``extra_rows`` numbered
-    rows) and ``Notes`` (one cell)."""
+    rows) and ``Notes`` (one cell). ``streamed``: written by openpyxl's write-only mode, which
+    (as streaming writers do) gives the sheets no ``<dimension>`` element."""
     import openpyxl
 
-    workbook = openpyxl.Workbook()
-    budget = workbook.active
+    workbook = openpyxl.Workbook(write_only=streamed)
+    budget = workbook.create_sheet("Budget") if streamed else workbook.active
     budget.title = "Budget"
     budget.append(["Item", "Cost"])
     budget.append(["Laptops", 1200.0])
     budget.append(["Travel", 350.5])
     for i in range(extra_rows):
         budget.append([f"row{i}", i])
-    workbook.create_sheet("Notes")["A1"] = "Approved by finance"
+    notes = workbook.create_sheet("Notes")
+    notes.append(["Approved by finance"])
     out = io.BytesIO()
     workbook.save(out)
+    return out.getvalue()
+
+
+def rewrite_zip(data: bytes, edit: Callable[[str, bytes], bytes]) -> bytes:
+    """``data`` (a zip) with every member's bytes passed through ``edit(name, body)``."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            target.writestr(info, edit(info.filename, source.read(info.filename)))
+    return out.getvalue()
+
+
+def with_dimension(data: bytes, ref: str) -> bytes:
+    """An XLSX whose first sheet states ``<dimension ref="{ref}"/>`` whatever it holds (some
+    writers state a wrong one)."""
+    def edit(name: str, body: bytes) -> bytes:
+        if name != "xl/worksheets/sheet1.xml":
+            return body
+        return re.sub(rb'<dimension ref="[^"]*"/>', f'<dimension ref="{ref}"/>'.encode(), body, count=1)
+
+    return rewrite_zip(data, edit)
+
+
+_STRICT_NAMESPACES = {
+    b"http://schemas.openxmlformats.org/wordprocessingml/2006/main": b"http://purl.oclc.org/ooxml/wordprocessingml/main",
+    b"http://schemas.openxmlformats.org/spreadsheetml/2006/main": b"http://purl.oclc.org/ooxml/spreadsheetml/main",
+    b"http://schemas.openxmlformats.org/presentationml/2006/main": b"http://purl.oclc.org/ooxml/presentationml/main",
+    b"http://schemas.openxmlformats.org/drawingml/2006/main": b"http://purl.oclc.org/ooxml/drawingml/main",
+    b"http://schemas.openxmlformats.org/officeDocument/2006/relationships":
+        b"http://purl.oclc.org/ooxml/officeDocument/relationships",
+}
+"""Transitional -> Strict namespaces (ECMA-376 Part 1, Strict conformance); the package's own
+(OPC: content types, the relationships part's namespace) are the same in both."""
+
+
+def make_strict(data: bytes) -> bytes:
+    """An OOXML file (DOCX, PPTX, XLSX) turned into its Strict Open XML variant, as Office's
+    "Strict Open XML" save writes it: every part in the Strict namespaces."""
+    def edit(name: str, body: bytes) -> bytes:
+        if name == "[Content_Types].xml" or not name.endswith((".xml", ".rels")):
+            return body
+        for transitional, strict in _STRICT_NAMESPACES.items():
+            body = body.replace(transitional, strict)
+        return body
+
+    return rewrite_zip(data, edit)
+
+
+def make_zip(members: dict[str, str]) -> bytes:
+    """A zip of text members (name -> text)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+    return out.getvalue()
+
+
+def make_epub() -> bytes:
+    """A minimal EPUB 2 (zip: mimetype, container, OPF with a spine of one XHTML chapter)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        z.writestr("META-INF/container.xml", (
+            '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+            '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+            "</rootfiles></container>"))
+        z.writestr("OEBPS/content.opf", (
+            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="2.0" unique-identifier="id">'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Field Notes</dc:title>'
+            '<dc:identifier id="id">x</dc:identifier></metadata>'
+            '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
+            '<spine><itemref idref="c1"/></spine></package>'))
+        z.writestr("OEBPS/c1.xhtml", (
+            '<html xmlns="http://www.w3.org/1999/xhtml"><body><h1>Tides</h1>'
+            "<p>The spring tide follows the full moon.</p></body></html>"))
     return out.getvalue()

@@ -25,31 +25,7 @@ from hermes_workspace.adapters.python_pptx_converter import PythonPptxConverter
 from hermes_workspace.domain.model import Anchor, ConvertedDocument
 from hermes_workspace.domain.ports import ConversionCache, Converter
 from hermes_workspace.testing import ConverterContract
-from tests.documents import make_docx, make_pdf, make_pptx, make_xlsx
-
-
-def _epub() -> bytes:
-    """A minimal EPUB 2 (zip: mimetype, container, OPF with a spine of one XHTML chapter)."""
-    import io
-    import zipfile
-
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
-        z.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
-        z.writestr("META-INF/container.xml", (
-            '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
-            '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
-            "</rootfiles></container>"))
-        z.writestr("OEBPS/content.opf", (
-            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="2.0" unique-identifier="id">'
-            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Field Notes</dc:title>'
-            '<dc:identifier id="id">x</dc:identifier></metadata>'
-            '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
-            '<spine><itemref idref="c1"/></spine></package>'))
-        z.writestr("OEBPS/c1.xhtml", (
-            '<html xmlns="http://www.w3.org/1999/xhtml"><body><h1>Tides</h1>'
-            "<p>The spring tide follows the full moon.</p></body></html>"))
-    return out.getvalue()
+from tests.documents import make_docx, make_epub, make_pdf, make_pptx, make_xlsx
 
 
 # name -> (factory, suffix, a document, words it must hold, anchor kind or None)
@@ -59,7 +35,7 @@ CASES: dict[str, tuple[Callable[[], Converter], str, Callable[[], bytes], tuple[
     "python-docx": (PythonDocxConverter, ".docx", make_docx, ("Rollback", "checksum"), None),
     "python-pptx": (PythonPptxConverter, ".pptx", make_pptx, ("Quarterly plan", "Appendix text"), "slide"),
     "openpyxl": (OpenpyxlConverter, ".xlsx", make_xlsx, ("Laptops", "Approved by finance"), "sheet"),
-    "markitdown": (MarkitdownConverter, ".epub", _epub, ("Tides", "spring tide"), None),
+    "markitdown": (MarkitdownConverter, ".epub", make_epub, ("Tides", "spring tide"), None),
 }
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import gzip
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from hermes_workspace.adapters import openpyxl_converter
 from hermes_workspace.adapters.filesystem_conversion_cache import FileConversionCache
+from hermes_workspace.adapters.markitdown_converter import MarkitdownConverter
 from hermes_workspace.adapters.openpyxl_converter import OpenpyxlConverter
 from hermes_workspace.adapters.pypdf_converter import PypdfConverter
 from hermes_workspace.adapters.python_docx_converter import PythonDocxConverter
@@ -21,9 +23,19 @@ from hermes_workspace.registry import BUILTIN_ENTRY_POINTS
 BUILTIN_CONVERTERS = BUILTIN_ENTRY_POINTS["converters"]
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.conversion import BUILTIN_CONVERTER_NAMES, DEFAULT_CONVERTERS
-from hermes_workspace.domain.errors import ConfigError, ConverterUnavailableError, NoTextLayerError
+from hermes_workspace.domain.errors import ConfigError, ConversionError, ConverterUnavailableError, NoTextLayerError
 from hermes_workspace.domain.model import Anchor, ConvertedDocument
-from tests.documents import make_docx, make_pdf, make_pptx, make_xlsx
+from hermes_workspace.domain.ports import Converter
+from tests.documents import (
+    make_docx,
+    make_epub,
+    make_pdf,
+    make_pptx,
+    make_strict,
+    make_xlsx,
+    make_zip,
+    with_dimension,
+)
 
 
 def test_pdf_pages_become_anchors_and_the_outline_headings() -> None:
@@ -74,11 +86,159 @@ def test_xlsx_sheets_as_tables() -> None:
     assert document.anchors == (Anchor(1, "sheet", 1, "Budget"), Anchor(8, "sheet", 2, "Notes"))
 
 
-def test_xlsx_rows_beyond_the_cap_are_counted_not_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+def _count_parsed_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The numbers of the sheet rows openpyxl parses from the file from now on, in order (a spy
+    on its worksheet parser, which reads a sheet's XML row by row)."""
+    from openpyxl.worksheet import _reader
+
+    parsed: list[int] = []
+    parse = _reader.WorkSheetParser.parse
+
+    def counting(self: object) -> Iterator[tuple[int, list]]:
+        for number, row in parse(self):
+            parsed.append(number)
+            yield number, row
+
+    monkeypatch.setattr(_reader.WorkSheetParser, "parse", counting)
+    return parsed
+
+
+def test_xlsx_a_sheet_is_not_read_past_the_cap_and_the_rows_it_states_are_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 4)
-    text = OpenpyxlConverter().convert(make_xlsx(extra_rows=5), Path("b.xlsx")).text
-    assert "| row0 | 0 |\n\n(4 more rows not converted)\n" in text
-    assert "row1" not in text
+    data = make_xlsx(extra_rows=50)  # Budget: 53 rows, <dimension ref="A1:B53"/>
+    parsed = _count_parsed_rows(monkeypatch)
+    text = OpenpyxlConverter().convert(data, Path("b.xlsx")).text
+    assert text == (
+        "## Sheet: Budget\n\n| Item | Cost |\n|---|---|\n| Laptops | 1200 |\n| Travel | 350.5 |\n| row0 | 0 |\n\n"
+        "(rows 5 to 53 not converted)\n\n## Sheet: Notes\n\n| Approved by finance |\n|---|\n"
+    )
+    # Budget: rows 1-4, and row 5, which says there are more; Notes: its one row. Before the
+    # fix every one of Budget's 53 rows was parsed.
+    assert parsed == [1, 2, 3, 4, 5, 1]
+
+
+def test_xlsx_without_a_dimension_the_rows_left_out_are_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 4)
+    text = OpenpyxlConverter().convert(make_xlsx(extra_rows=50, streamed=True), Path("b.xlsx")).text
+    assert "| row0 | 0 |\n\n(rows after row 4 not converted)\n\n## Sheet: Notes" in text
+    assert "row1 " not in text
+
+
+def test_xlsx_a_wrong_dimension_neither_cuts_the_sheet_nor_counts_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # openpyxl cuts a read-only sheet to its stated dimension: "A1" used to give one cell.
+    data = with_dimension(make_xlsx(extra_rows=2), "A1")
+    assert OpenpyxlConverter().convert(data, Path("b.xlsx")).text.startswith(
+        "## Sheet: Budget\n\n| Item | Cost |\n|---|---|\n| Laptops | 1200 |\n| Travel | 350.5 |\n"
+        "| row0 | 0 |\n| row1 | 1 |\n\n## Sheet: Notes"
+    )
+    monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 4)
+    assert "| row0 | 0 |\n\n(rows after row 4 not converted)\n" in OpenpyxlConverter().convert(data, Path("b.xlsx")).text
+
+
+def test_xlsx_columns_after_the_cap_are_not_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openpyxl_converter, "MAX_COLUMNS", 1)
+    monkeypatch.setattr(openpyxl_converter, "MAX_ROWS_PER_SHEET", 2)
+    text = OpenpyxlConverter().convert(make_xlsx(), Path("b.xlsx")).text
+    assert text == (
+        "## Sheet: Budget\n\n| Item |\n|---|\n| Laptops |\n\n"
+        "(row 3 and columns after the first 1 not converted)\n\n"
+        "## Sheet: Notes\n\n| Approved by finance |\n|---|\n"
+    )
+
+
+# suffix -> (converter, a good file, what the format is called)
+FORMATS: dict[str, tuple[Callable[[], Converter], Callable[[], bytes], str]] = {
+    ".docx": (PythonDocxConverter, make_docx, "a Word document (.docx)"),
+    ".pptx": (PythonPptxConverter, make_pptx, "a PowerPoint presentation (.pptx)"),
+    ".xlsx": (OpenpyxlConverter, make_xlsx, "an Excel workbook (.xlsx)"),
+    ".epub": (MarkitdownConverter, make_epub, "an EPUB e-book (.epub)"),
+    ".pdf": (PypdfConverter, lambda: make_pdf([["Alpha"], ["Beta"]]), "a PDF"),
+}
+CFB = bytes.fromhex("D0CF11E0A1B11AE1")  # an OLE2 compound file: .doc/.xls/.ppt, or encrypted OOXML
+NOT_A_ZIP = {
+    "random": lambda _: bytes(range(256)) * 8,
+    "text": lambda _: b"Meeting notes\nnothing but text here\n",
+    "legacy": lambda _: CFB + bytes(504) + "WordDocument".encode("utf-16-le"),
+}
+# case -> (bytes from the format's good file, expected message: {name}, {noun}, {suffix} filled in)
+ZIP_CASES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
+    "empty": (lambda _: b"", "{name} is not {noun}: the file is empty (0 bytes)"),
+    "random": (NOT_A_ZIP["random"], "{name} is not {noun}: it is not a zip archive, as every {suffix} file is"),
+    "text": (NOT_A_ZIP["text"], "{name} is not {noun}: it is plain text, not a zip archive as every {suffix} file is"),
+    "legacy": (NOT_A_ZIP["legacy"], "{name} is not {noun}: it is in the older binary Office format (.doc, .xls or .ppt)"),
+    "encrypted": (lambda _: CFB + bytes(504) + "EncryptedPackage".encode("utf-16-le"),
+                  "{name} is encrypted with a password"),
+    "pdf": (lambda _: make_pdf([["Alpha"]]), "{name} is not {noun}: it is a PDF, not a zip archive as every {suffix} file is"),
+    "other zip": (lambda _: make_zip({"readme.txt": "hello"}),
+                  "{name} is not {noun}: it is a zip archive without {member}, which every {suffix} file has"),
+    "cut off": (lambda good: good[: len(good) // 2],
+                "{name} is damaged: its zip archive is cut off or corrupt (an unfinished download or copy?)"),
+    "odt": (lambda _: make_zip({"mimetype": "application/vnd.oasis.opendocument.text"}),
+            "{name} is not {noun}: it is an OpenDocument text document (.odt)"),
+}
+PDF_CASES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
+    "empty": (lambda _: b"", "{name} is not a PDF: the file is empty (0 bytes)"),
+    "random": (NOT_A_ZIP["random"], "{name} is not a PDF: it does not start with %PDF-, as every PDF does"),
+    "text": (NOT_A_ZIP["text"], "{name} is not a PDF: it is plain text"),
+    "legacy": (NOT_A_ZIP["legacy"], "{name} is not a PDF: it is in the older binary Office format (.doc, .xls or .ppt)"),
+    "docx": (lambda _: make_docx(), "{name} is not a PDF: it is a Word document (.docx)"),
+    "other zip": (lambda _: make_zip({"readme.txt": "hello"}), "{name} is not a PDF: it is a zip archive"),
+    "cut off": (lambda good: good[: len(good) // 2],
+                "{name} is damaged: the PDF is cut off (it has no %%EOF end marker; an unfinished download or copy?)"),
+}
+
+
+@pytest.mark.parametrize(("suffix", "case"), [
+    *((suffix, case) for suffix in (".docx", ".pptx", ".xlsx", ".epub") for case in ZIP_CASES),
+    *((".pdf", case) for case in PDF_CASES),
+])
+def test_a_file_that_is_not_of_its_format_says_what_it_is(suffix: str, case: str) -> None:
+    factory, good, noun = FORMATS[suffix]
+    make, message = (PDF_CASES if suffix == ".pdf" else ZIP_CASES)[case]
+    member = "META-INF/container.xml" if suffix == ".epub" else "[Content_Types].xml"
+    with pytest.raises(ConversionError) as info:
+        factory().convert(make(good()), Path(f"/docs/fake{suffix}"))
+    assert info.value.message == message.format(name=f"fake{suffix}", noun=noun, suffix=suffix, member=member)
+    assert info.value.code == "conversion_error"
+
+
+@pytest.mark.parametrize(("suffix", "other", "other_noun"), [
+    (".docx", ".xlsx", "an Excel workbook (.xlsx)"),
+    (".pptx", ".docx", "a Word document (.docx)"),
+    (".xlsx", ".docx", "a Word document (.docx)"),
+    (".epub", ".pptx", "a PowerPoint presentation (.pptx)"),
+])
+def test_a_document_of_another_format_is_named_with_a_hint_to_rename_it(suffix: str, other: str, other_noun: str) -> None:
+    factory, _, noun = FORMATS[suffix]
+    with pytest.raises(ConversionError) as info:
+        factory().convert(FORMATS[other][1](), Path(f"report{suffix}"))
+    assert info.value.message == f"report{suffix} is not {noun}: it is {other_noun}"
+    assert info.value.hint == "Give the file the suffix of what it is, or add it to .hermesignore."
+
+
+@pytest.mark.parametrize(("suffix", "save_as"), [
+    (".docx", "Word: Save As > Word Document"),
+    (".pptx", "PowerPoint: Save As > PowerPoint Presentation"),
+    (".xlsx", "Excel: Save As > Excel Workbook"),  # openpyxl reads it as no sheets, without an error
+])
+def test_a_strict_open_xml_document_is_refused_saying_how_to_save_a_standard_one(suffix: str, save_as: str) -> None:
+    factory, good, _ = FORMATS[suffix]
+    with pytest.raises(ConversionError) as info:
+        factory().convert(make_strict(good()), Path(f"s{suffix}"))
+    assert info.value.message == (
+        f"s{suffix} is a Strict Open XML document, a variant of {suffix} that is not supported: "
+        f"save it as a standard {suffix} ({save_as})"
+    )
+
+
+def test_a_pdf_damaged_inside_keeps_pypdf_s_own_words() -> None:
+    data = make_pdf([["Alpha"]])
+    broken = data.replace(b"/Pages 2 0 R", b"/Pages 99 0 R")  # the page tree it names is not there
+    with pytest.raises(ConversionError) as info:
+        PypdfConverter().convert(broken, Path("x.pdf"))
+    assert info.value.message == "pypdf cannot read x.pdf: PdfReadError: Invalid object in /Pages"
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_CONVERTERS))

@@ -10,12 +10,12 @@ has none), so a hit says where it is by its heading breadcrumb.
 from __future__ import annotations
 
 import io
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from hermes_workspace.adapters._document_files import EPUB, load_library, unreadable
 from hermes_workspace.domain.conversion import DocumentBuilder
-from hermes_workspace.domain.errors import ConversionError, ConverterUnavailableError
+from hermes_workspace.domain.errors import ConversionError
 from hermes_workspace.domain.model import ConvertedDocument
 
 ADAPTER_VERSION = 1
@@ -38,16 +38,11 @@ class MarkitdownConverter:
     """
 
     def __init__(self) -> None:
-        try:
-            from markitdown import StreamInfo, converters
-        except ImportError as exc:
-            raise ConverterUnavailableError(
-                "the markitdown converter needs markitdown, which is not installed"
-            ) from exc
-        self._stream_info = StreamInfo
-        self._converters = converters
+        self._version, (markitdown, self._converters) = load_library(
+            "markitdown", "markitdown", "markitdown", "markitdown.converters"
+        )
+        self._stream_info = markitdown.StreamInfo
         self._instances: dict[str, Any] = {}
-        self._version = metadata.version("markitdown")
 
     @property
     def name(self) -> str:
@@ -61,7 +56,8 @@ class MarkitdownConverter:
         """The document as markdown (no anchors).
 
         Raises:
-            ConversionError: markitdown cannot read it.
+            ConversionError: markitdown cannot read it (for an EPUB, the message says what
+                the file is instead where that can be told).
         """
         suffix = path.suffix.lower()
         class_name, mimetype = _KINDS.get(suffix, ("HtmlConverter", "text/html"))
@@ -74,6 +70,8 @@ class MarkitdownConverter:
         except Exception as exc:  # noqa: BLE001 - markitdown and its parsers raise many kinds
             if isinstance(exc, (KeyboardInterrupt, MemoryError)):
                 raise
+            if suffix == EPUB.suffix:
+                raise unreadable(data, path.name, EPUB, "markitdown", exc) from exc
             raise ConversionError(f"markitdown cannot read {path.name}: {type(exc).__name__}: {exc}") from exc
         builder = DocumentBuilder()
         for line in (result.markdown or "").replace("\r\n", "\n").replace("\r", "\n").split("\n"):

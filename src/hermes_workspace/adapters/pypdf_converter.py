@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import io
 import re
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from hermes_workspace.adapters._document_files import PDF, load_library, unreadable
 from hermes_workspace.domain.conversion import DocumentBuilder, plain_line
-from hermes_workspace.domain.errors import ConversionError, ConverterUnavailableError, NoTextLayerError
+from hermes_workspace.domain.errors import ConversionError, NoTextLayerError
 from hermes_workspace.domain.model import ConvertedDocument
 
 ADAPTER_VERSION = 1
@@ -41,12 +41,7 @@ class PypdfConverter:
     """
 
     def __init__(self) -> None:
-        try:
-            import pypdf
-        except ImportError as exc:
-            raise ConverterUnavailableError("the pypdf converter needs pypdf, which is not installed") from exc
-        self._pypdf = pypdf
-        self._version = metadata.version("pypdf")
+        self._version, (self._pypdf,) = load_library("pypdf", "pypdf", "pypdf")
 
     @property
     def name(self) -> str:
@@ -62,7 +57,9 @@ class PypdfConverter:
 
         Raises:
             NoTextLayerError: no page has extractable text.
-            ConversionError: pypdf cannot read the file (damaged, or encrypted with a password).
+            ConversionError: pypdf cannot read the file (damaged, or encrypted with a password);
+                the message says what the file is instead where that can be told (empty, cut
+                off, another kind: see :func:`~hermes_workspace.adapters._document_files.diagnose`).
         """
         errors = self._pypdf.errors
         try:
@@ -74,7 +71,7 @@ class PypdfConverter:
         except ConversionError:
             raise
         except (errors.PyPdfError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
-            raise ConversionError(f"pypdf cannot read {path.name}: {exc}") from exc
+            raise unreadable(data, path.name, PDF, "pypdf", exc) from exc
         if not texts:
             return ConvertedDocument("", ())
         if not any(text.strip() for text in texts):

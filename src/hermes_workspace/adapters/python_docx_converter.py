@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from hermes_workspace.adapters._document_files import WORD, is_read_error, load_library, unreadable
 from hermes_workspace.domain.conversion import DocumentBuilder, markdown_table, plain_line
-from hermes_workspace.domain.errors import ConversionError, ConverterUnavailableError
 from hermes_workspace.domain.model import ConvertedDocument
 
 ADAPTER_VERSION = 1
@@ -37,18 +35,8 @@ class PythonDocxConverter:
     """
 
     def __init__(self) -> None:
-        try:
-            import docx
-            from docx.table import Table
-            from docx.text.paragraph import Paragraph
-        except ImportError as exc:
-            raise ConverterUnavailableError(
-                "the python-docx converter needs python-docx, which is not installed"
-            ) from exc
-        self._docx = docx
-        self._table = Table
-        self._paragraph = Paragraph
-        self._version = metadata.version("python-docx")
+        self._version, (self._docx, table) = load_library("python-docx", "python-docx", "docx", "docx.table")
+        self._table = table.Table
 
     @property
     def name(self) -> str:
@@ -72,12 +60,10 @@ class PythonDocxConverter:
                     self._add_table(builder, item)
                 else:
                     self._add_paragraph(builder, item)
-        except (ValueError, KeyError, zipfile.BadZipFile, OSError, AttributeError, TypeError) as exc:
-            raise ConversionError(f"python-docx cannot read {path.name}: {type(exc).__name__}: {exc}") from exc
-        except Exception as exc:  # lxml's XMLSyntaxError, python-docx's own errors
-            if type(exc).__module__.startswith(("docx", "lxml")):
-                raise ConversionError(f"python-docx cannot read {path.name}: {type(exc).__name__}: {exc}") from exc
-            raise
+        except Exception as exc:
+            if not is_read_error(exc, "docx", "lxml"):
+                raise
+            raise unreadable(data, path.name, WORD, "python-docx", exc) from exc
         return builder.build()
 
     @staticmethod

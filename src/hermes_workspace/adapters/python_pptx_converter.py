@@ -9,13 +9,11 @@ tables, then the speaker notes under ``### Notes``. Pictures and charts have no 
 from __future__ import annotations
 
 import io
-import zipfile
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from hermes_workspace.adapters._document_files import POWERPOINT, is_read_error, load_library, unreadable
 from hermes_workspace.domain.conversion import DocumentBuilder, markdown_table, plain_line
-from hermes_workspace.domain.errors import ConversionError, ConverterUnavailableError
 from hermes_workspace.domain.model import ConvertedDocument
 
 ADAPTER_VERSION = 1
@@ -30,16 +28,8 @@ class PythonPptxConverter:
     """
 
     def __init__(self) -> None:
-        try:
-            import pptx
-            from pptx.enum.shapes import MSO_SHAPE_TYPE
-        except ImportError as exc:
-            raise ConverterUnavailableError(
-                "the python-pptx converter needs python-pptx, which is not installed"
-            ) from exc
-        self._pptx = pptx
-        self._group = MSO_SHAPE_TYPE.GROUP
-        self._version = metadata.version("python-pptx")
+        self._version, (self._pptx, shapes) = load_library("python-pptx", "python-pptx", "pptx", "pptx.enum.shapes")
+        self._group = shapes.MSO_SHAPE_TYPE.GROUP
 
     @property
     def name(self) -> str:
@@ -60,14 +50,11 @@ class PythonPptxConverter:
             builder = DocumentBuilder()
             for number, slide in enumerate(presentation.slides, start=1):
                 self._add_slide(builder, number, slide)
-        except (ValueError, KeyError, zipfile.BadZipFile, OSError, AttributeError, TypeError) as exc:
-            raise ConversionError(f"python-pptx cannot read {path.name}: {type(exc).__name__}: {exc}") from exc
-        except Exception as exc:  # lxml's XMLSyntaxError, python-pptx's own errors
-            if type(exc).__module__.startswith(("pptx", "lxml")):
-                raise ConversionError(f"python-pptx cannot read {path.name}: {type(exc).__name__}: {exc}") from exc
-            raise
-        document = builder.build()
-        return document
+        except Exception as exc:
+            if not is_read_error(exc, "pptx", "lxml"):
+                raise
+            raise unreadable(data, path.name, POWERPOINT, "python-pptx", exc) from exc
+        return builder.build()
 
     def _add_slide(self, builder: DocumentBuilder, number: int, slide: Any) -> None:
         title_shape = slide.shapes.title
