@@ -161,3 +161,19 @@ def test_read_uses_the_cache_and_says_stale_without_the_library(
         read = ws.read(f"{docs / 'manual.pdf'}:7-7")
     assert read.status == "stale" and read.text is None
     assert "pip install 'hermes-workspace[documents]'" in read.message
+
+
+def test_a_damaged_document_is_one_error_line_not_library_warnings(
+    docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a trial: pypdf's own warnings (`invalid pdf header`, `EOF marker not found`) and
+    openpyxl's were printed while indexing, before the error the summary reports anyway."""
+    (docs / "broken.pdf").write_bytes(b"this is not a pdf at all\n" * 40)
+    (docs / "broken.xlsx").write_bytes(b"plain text named xlsx\n")
+    assert main(["index"]) == 0
+    out, err = capsys.readouterr()
+    errors = {Path(e["path"]).name: e for e in json.loads(out)["errors"]}
+    assert errors["broken.pdf"]["stage"] == "convert"
+    assert errors["broken.pdf"]["message"] == "broken.pdf is not a PDF: it is plain text"
+    assert errors["broken.xlsx"]["message"].startswith("broken.xlsx is not an Excel workbook (.xlsx): it is plain text")
+    assert "invalid pdf header" not in err.lower() and "EOF marker" not in err and "UserWarning" not in err

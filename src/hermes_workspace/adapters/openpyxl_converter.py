@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,11 @@ class OpenpyxlConverter:
                 where that can be told: see :func:`~hermes_workspace.adapters._document_files.diagnose`).
         """
         try:
-            workbook = self._openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+            with warnings.catch_warnings():
+                # openpyxl warns about what it cannot read (a Strict Open XML workbook, data
+                # validation, styles) on stderr; what matters is reported below, per file.
+                warnings.simplefilter("ignore")
+                workbook = self._openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
         except Exception as exc:
             if not is_read_error(exc, "openpyxl", "lxml"):
                 raise

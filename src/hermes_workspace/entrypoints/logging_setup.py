@@ -83,6 +83,9 @@ def _file_formatter() -> logging.Formatter:
     )
 
 _NOISY_LIBRARIES = ("chonkie", "filelock", "charset_normalizer")
+_DOCUMENT_LIBRARIES = ("pypdf", "openpyxl", "docx", "pptx", "markitdown")
+"""Their warnings (``invalid pdf header``, ``EOF marker not found``...) come before the
+conversion error the index summary reports for the same file: errors only."""
 _MARK = "_hermes_handler"
 _cli_configured = False
 
@@ -106,6 +109,8 @@ def configure_cli_logging(level: str = "warning", log_file: Path | None = None) 
     root.setLevel(min(console_level, file_level) if used else console_level)
     for name in _NOISY_LIBRARIES:
         logging.getLogger(name).setLevel(max(logging.WARNING, console_level))
+    for name in _DOCUMENT_LIBRARIES:
+        logging.getLogger(name).setLevel(max(logging.ERROR, console_level))
     when_structlog_loads(_configure_structlog)
     return used
 
