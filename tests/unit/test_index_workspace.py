@@ -779,3 +779,54 @@ def test_a_batch_is_committed_early_when_it_holds_much_text(mode: str, monkeypat
     summary = make(many_files(10, words=60), store=store).execute(RecordingProgressSink())
     assert summary.files_indexed == 10
     assert store.commits >= 3  # each file holds ~600 characters
+
+
+class _LyingChunker:
+    """Returns what a broken plugin might: ``shape`` picks the lie."""
+
+    signature = "lying"
+
+    def __init__(self, shape: str) -> None:
+        self.shape = shape
+
+    def chunk(self, text: str, path: Path) -> object:
+        good = ParagraphChunker().chunk(text, path)
+        if self.shape == "none":
+            return None
+        if self.shape == "dicts":
+            return [{"content": c.content} for c in good]
+        if self.shape == "lines":
+            return [replace(good[0], line_start=500, line_end=400), *good[1:]]
+        if self.shape == "content":
+            return [replace(good[0], content="made up"), *good[1:]]
+        return [replace(c, index=7 + i) for i, c in enumerate(good)]  # "indexes": renumbered, accepted
+
+
+@pytest.mark.parametrize(("shape", "problem"), [
+    ("none", "ValueError: the chunker returned NoneType, not a list of Chunk"),
+    ("dicts", "ValueError: item 0 of the chunker's list is a dict, not a Chunk"),
+    ("lines", "ValueError: chunk 0: lines 500-400 given, its content is on lines 1-1"),
+    ("content", "ValueError: chunk 0: its content is not the text from start_char 0 to end_char"),
+])
+def test_a_chunker_output_that_breaks_the_contract_is_never_stored(
+    source: InMemoryFileSource, shape: str, problem: str
+) -> None:
+    """Found by a trial: a plugin's chunks with invented line ranges were stored as they were (a
+    hit's `read` then failed), `None` counted as an empty file, dicts failed at the store."""
+    store = InMemoryIndexStore()
+    path = WS / "docs" / "long.md"
+    source.write(path, paragraphs(3))
+    summary = make(source, store=store, chunker=_LyingChunker(shape)).execute(RecordingProgressSink())
+    assert summary.files_errored == 0 and summary.files_indexed >= 1
+    [note] = summary.notes
+    assert f"(first: {path}: {problem}" in note
+    stored = store.files[path][1]
+    assert [(c.line_start, c.line_end) for c in stored] == [(1, 1), (3, 3), (5, 5)]
+
+
+def test_a_chunker_output_with_other_indexes_is_renumbered(source: InMemoryFileSource) -> None:
+    store = InMemoryIndexStore()
+    source.write(WS / "docs" / "long.md", paragraphs(3))
+    summary = make(source, store=store, chunker=_LyingChunker("indexes")).execute(RecordingProgressSink())
+    assert summary.notes == []
+    assert [c.index for c in store.files[WS / "docs" / "long.md"][1]] == [0, 1, 2]

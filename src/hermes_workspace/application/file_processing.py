@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hermes_workspace.domain.catalog import Tombstone
-from hermes_workspace.domain.chunking import build_chunks, count_words
+from hermes_workspace.domain.chunking import build_chunks, checked_chunks, count_words
 from hermes_workspace.domain.config import ChunkingConfig
 from hermes_workspace.domain.constants import MAX_CHARS_PER_WORD
 from hermes_workspace.application.conversion import Conversions
@@ -239,12 +239,12 @@ def _chunk(tools: FileTools, text: str, path: Path, chunking: ChunkingConfig) ->
     if len(text) <= max_chars and count_words(text) <= chunking.threshold:
         return build_chunks(text, [], kind=kind_for_path(path), overlap=0, max_chars=max_chars), None
     try:
-        return tools.chunker.chunk(text, path), None
-    except Exception as exc:  # noqa: BLE001 - the fallback below is for any chunker failure
+        return checked_chunks(text, tools.chunker.chunk(text, path)), None
+    except Exception as exc:  # noqa: BLE001 - the fallback below is for any chunker failure or bad output
         reraise_interrupt(exc)
         fallback = Problem.of(exc)
     try:
-        return tools.fallback_chunker.chunk(text, path), fallback
+        return checked_chunks(text, tools.fallback_chunker.chunk(text, path)), fallback
     except Exception as exc:
         reraise_interrupt(exc)
         raise _ChunkFailed(Problem.of(exc), fallback) from exc

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import accumulate, islice, pairwise
 from typing import NamedTuple
 
@@ -644,3 +645,34 @@ def overlap_start(text: str, previous_start: int, start: int, overlap: int, line
     if following is None:
         return start
     return lines.start_of_line_containing(following.start())
+
+
+def checked_chunks(text: str, chunks: object) -> list[Chunk]:
+    """What a chunker returned for ``text``, checked against the contract every chunk of the index
+    keeps (DESIGN.md §5): a list of :class:`Chunk` whose ``content`` is
+    ``text[start_char:end_char]`` and whose 1-based, inclusive ``line_start..line_end`` are the
+    lines of that content. ``index`` is renumbered 0, 1, ... when it is not already. A plugin's
+    output is never stored unchecked: a wrong line range would send an agent to the wrong place.
+
+    Raises:
+        ValueError: the first way the output breaks the contract (the caller falls back to the
+            built-in chunker and reports it).
+    """
+    if not isinstance(chunks, (list, tuple)):
+        raise ValueError(f"the chunker returned {type(chunks).__name__}, not a list of Chunk")
+    lines: LineIndex | None = None
+    out: list[Chunk] = []
+    for position, chunk in enumerate(chunks):
+        if not isinstance(chunk, Chunk):
+            raise ValueError(f"item {position} of the chunker's list is a {type(chunk).__name__}, not a Chunk")
+        if not (0 <= chunk.start_char <= chunk.end_char <= len(text)) or \
+                text[chunk.start_char:chunk.end_char] != chunk.content:
+            raise ValueError(f"chunk {position}: its content is not the text from start_char {chunk.start_char} "
+                             f"to end_char {chunk.end_char}")
+        lines = lines or LineIndex(text)
+        span = lines.span(chunk.start_char, chunk.end_char)
+        if (chunk.line_start, chunk.line_end) != span:
+            raise ValueError(f"chunk {position}: lines {chunk.line_start}-{chunk.line_end} given, its content is on "
+                             f"lines {span[0]}-{span[1]}")
+        out.append(chunk if chunk.index == position else replace(chunk, index=position))
+    return out
