@@ -23,6 +23,7 @@ from hermes_workspace.adapters.memory import (
 from hermes_workspace.adapters.tree_sitter_chunker import TreeSitterChunker
 from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.application.file_processing import FileTools
+from hermes_workspace.application import indexing
 from hermes_workspace.application.indexing import IndexWorkspace
 from hermes_workspace.domain.config import ChunkingConfig, WorkspaceConfig
 from hermes_workspace.domain.conversion import anchor_span, join_anchor_labels
@@ -212,3 +213,45 @@ def test_anchor_span_and_labels() -> None:
     assert join_anchor_labels(["page 3", None, "pages 3-4", "page 6"]) == "pages 3-6"
     assert join_anchor_labels(["sheet A", "sheet B"]) == "sheet A, sheet B"
     assert join_anchor_labels([None]) is None
+
+
+class _BrokenUpgrade(LineConverter):
+    """A converter whose new version raises on every document (a plugin upgrade gone wrong)."""
+
+    def convert(self, data: bytes, path: Path):  # type: ignore[no-untyped-def]
+        if self.version == "2":
+            raise KeyError("converter exploded")
+        return super().convert(data, path)
+
+
+def test_a_converter_that_breaks_after_an_upgrade_keeps_the_indexed_version(mode: str) -> None:
+    """Found by a trial: re-converting an unchanged document failed and the document silently
+    left the index (`files_pruned: 0`)."""
+    converter = _BrokenUpgrade()
+    source = source_with({REPORT: report_bytes()})
+    store = InMemoryIndexStore()
+    make(source, Conversions.of({".pdf": converter}), mode, store=store).execute(RecordingProgressSink())
+    before = store.files[REPORT][1]
+    converter.version = "2"
+    summary = make(source, Conversions.of({".pdf": converter}), mode, store=store).execute(RecordingProgressSink())
+    assert (summary.files_errored, summary.errors[0].stage) == (1, "convert")
+    assert store.files[REPORT][1] == before
+    assert summary.notes == [indexing.KEPT_NOTE]
+    converter.version = "3"  # fixed: the next run converts it again
+    again = make(source, Conversions.of({".pdf": converter}), mode, store=store).execute(RecordingProgressSink())
+    assert (again.files_indexed, again.files_errored) == (1, 0)
+
+
+def test_a_converter_that_cannot_load_keeps_unchanged_documents_and_drops_changed_ones(mode: str) -> None:
+    source = source_with({REPORT: report_bytes(), WS / "b.pdf": report_bytes(PAGES[:1])})
+    store = InMemoryIndexStore()
+    make(source, Conversions.of({".pdf": LineConverter()}), mode, store=store).execute(RecordingProgressSink())
+    source.write(WS / "b.pdf", report_bytes(PAGES[1:]))  # changed since: its chunks no longer match it
+
+    def load(name: str) -> LineConverter:
+        raise ConverterUnavailableError("the lines converter cannot be loaded")
+
+    summary = make(source, Conversions({".pdf": "lines"}, load), mode, store=store).execute(RecordingProgressSink())
+    assert summary.skipped == {"converter_unavailable": 2}
+    assert set(store.files) == {REPORT}
+    assert indexing.KEPT_NOTE in summary.notes

@@ -104,6 +104,10 @@ class FileTask:
     tombstone: Tombstone | None = None
     """Set when ``delete`` removed the file: ``known_hash`` is then the hash it had, and an
     ``unchanged`` outcome means "still the deleted file"."""
+    indexed_hash: str | None = None
+    """The content hash of the version in the index, whatever settings it was indexed with: when
+    the file is read again with the same bytes and fails (a converter or chunker that breaks after
+    an upgrade), that version is kept rather than dropped."""
 
 
 Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed", "converter_unavailable"]

@@ -98,11 +98,14 @@ without reading."""
 
 @dataclass(frozen=True, slots=True)
 class _Unavailable:
-    """Plan step of a document whose converter cannot run (library missing): skipped without
-    reading, and dropped from the index when it was in it (its text can no longer be checked)."""
+    """Plan step of a document whose converter cannot run (library missing, plugin broken):
+    skipped without reading. A version in the index stays when the file's size and mtime are
+    those it was indexed with (``keep``: its chunks still match the file; the next run tries the
+    converter again), and is dropped otherwise (they no longer do)."""
 
     indexed: bool
     error: ConverterUnavailableError
+    keep: bool = False
 
 
 _Step = FileTask | _FileFailed | _Unavailable | str
@@ -263,7 +266,8 @@ class IndexWorkspace:
                         elif isinstance(step, _FileFailed):
                             raise step
                         elif isinstance(step, _Unavailable):
-                            self._skip_unavailable(file.path, step.indexed, step.error, summary, batch)
+                            self._skip_unavailable(file.path, step.indexed and not step.keep, step.error, summary,
+                                                   batch, kept=step.keep)
                         else:
                             summary.add_skip("deleted_by_user" if step == _DELETED else "unchanged")
                     except _FileFailed as failed:
@@ -352,12 +356,14 @@ class IndexWorkspace:
             return _FileFailed("store", Problem.of(exc))
         unavailable = self.conversions.unavailable_for(file.path) if self.conversions is not None else None
         if unavailable is not None:
-            return _Unavailable(existing is not None, unavailable)
+            keep = existing is not None and existing.same_stat(file.size, file.mtime_ns)
+            return _Unavailable(existing is not None, unavailable, keep)
         signature = self._file_signature(file.path, signature)
         same_signature = existing is not None and existing.config_signature == signature
         if same_signature and existing.same_stat(file.size, file.mtime_ns):
             return _UNCHANGED
-        return FileTask(file, indexed=existing is not None, known_hash=existing.content_hash if same_signature else None)
+        return FileTask(file, indexed=existing is not None, known_hash=existing.content_hash if same_signature else None,
+                        indexed_hash=existing.content_hash if existing is not None else None)
 
     def _outcomes(self, tasks: list[FileTask]) -> Iterator[FileOutcome]:
         """The outcome of every task, in order: from the pool when there are enough tasks, and
@@ -418,17 +424,23 @@ class IndexWorkspace:
                 return
             if outcome.content_hash:  # read, and changed since the delete: it is back
                 self._store(batch, lambda: self.store.remove_tombstones([file.path]))
+        same_bytes = task.indexed_hash is not None and outcome.content_hash == task.indexed_hash
         if outcome.status == "failed":
             assert outcome.stage is not None and outcome.problem is not None
-            if outcome.changed:
+            if outcome.changed and not same_bytes:
                 self._forget(task, batch)
+            elif same_bytes:
+                # The bytes are those indexed: their chunks still match the file, and the next run
+                # (its record keeps the old signature) tries again.
+                summary.add_note(KEPT_NOTE)
             raise _FileFailed(outcome.stage, outcome.problem)
         if outcome.status == "converter_unavailable":
             assert outcome.problem is not None
             error = outcome.problem.exception
             if not isinstance(error, ConverterUnavailableError):
                 error = ConverterUnavailableError(outcome.problem.message)
-            self._skip_unavailable(file.path, task.indexed, error, summary, batch)
+            self._skip_unavailable(file.path, task.indexed and not same_bytes, error, summary, batch,
+                                   kept=same_bytes)
             return
         if outcome.status in ("binary_content", "empty"):
             self._forget(task, batch)
@@ -456,10 +468,14 @@ class IndexWorkspace:
         batch.stored(file.path, outcome.chunks)
 
     def _skip_unavailable(
-        self, path: Path, indexed: bool, error: ConverterUnavailableError, summary: IndexSummary, batch: BatchWriter
+        self, path: Path, indexed: bool, error: ConverterUnavailableError, summary: IndexSummary, batch: BatchWriter,
+        *, kept: bool = False,
     ) -> None:
         """Skip a document whose converter cannot run: counted as ``converter_unavailable``, the
-        install hint once in the summary's notes and the log, out of the index."""
+        error and its hint once in the summary's notes and the log; dropped from the index when
+        ``indexed`` (a version that no longer matches the file); ``kept``: noted as kept."""
+        if kept:
+            summary.add_note(KEPT_NOTE)
         summary.add_skip("converter_unavailable")
         note = f"{path.suffix.lower()} files skipped: {error.message}. {error.hint}"
         if note not in summary.notes:
@@ -519,6 +535,10 @@ class IndexWorkspace:
         if gone:
             self.store.remove_tombstones(gone)
 
+
+KEPT_NOTE = ("files whose bytes are unchanged but could not be converted or chunked again keep the version "
+             "indexed before (their errors or skips say why); the next index run tries them again")
+"""The summary's note when a failure left an indexed version in place instead of dropping it."""
 
 FALLBACK_SIGNATURE_MARK = "+fallback"
 """Appended to the config signature of a file chunked by the fallback chunker (its own chunker
