@@ -18,7 +18,7 @@ from dependency_injector import containers, providers
 
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
 from hermes_workspace.domain import constants as c
-from hermes_workspace.domain.errors import ConfigError, ConverterUnavailableError, UsageError
+from hermes_workspace.domain.errors import ConfigError, ConverterUnavailableError, UnknownPluginError, UsageError
 from hermes_workspace.domain.plugins import PluginContext
 from hermes_workspace.registry import ChunkerPlan, PluginBrokenError, PluginRegistry, PluginSelection, load_target
 
@@ -253,7 +253,12 @@ def load_converter(name: str, target: str, context: PluginContext) -> Converter:
         cause = exc.__cause__
         if isinstance(cause, ConverterUnavailableError):
             raise cause from None
-        raise ConverterUnavailableError(exc.message) from exc
+        raise ConverterUnavailableError(exc.message, hint=_broken_converter_hint(name)) from exc
+
+
+def _broken_converter_hint(name: str) -> str:
+    return (f"Fix or reinstall the package that provides the {name!r} converter (`hermes-workspace plugins` shows "
+            f"its error), or turn its suffixes off with `none` under knowledgebase.converters.")
 
 
 def make_converter(name: str, home: Path | None = None) -> Converter:
@@ -279,6 +284,8 @@ class ConverterPlan:
     selection: tuple[tuple[str, str], ...]
     recipes: tuple[tuple[str, str, PluginContext], ...]
     cache_dir: Path | None = None
+    missing: tuple[tuple[str, str, str], ...] = ()
+    """``(name, message, hint)`` of the converters config names that are not installed."""
 
     def build(self) -> Conversions:
         """The :class:`~hermes_workspace.application.conversion.Conversions` of this plan; each
@@ -287,8 +294,12 @@ class ConverterPlan:
         from hermes_workspace.application.conversion import Conversions
 
         recipes = {name: (target, context) for name, target, context in self.recipes}
+        missing = {name: (message, hint) for name, message, hint in self.missing}
 
         def load(name: str) -> Converter:
+            if name in missing:
+                message, hint = missing[name]
+                raise ConverterUnavailableError(message, hint=hint)
             target, context = recipes[name]
             return load_converter(name, target, context)
 
@@ -299,15 +310,21 @@ class ConverterPlan:
 def converter_plan(plugins: PluginSelection, cache_dir: Path | None) -> ConverterPlan:
     """The :class:`ConverterPlan` of ``plugins``' config.
 
-    Raises:
-        UnknownPluginError: config names a converter (or plugin options) nothing installed has.
+    A converter name nothing installed has is not an error here (``index`` refuses it when it
+    checks the config, see ``PluginSelection.check_indexing_names``): its files read as
+    unavailable, so that ``read`` of other files still works.
     """
-    plugins.check_indexing_names()
     selection = tuple(plugins.config.converters)
-    names = sorted({name for _, name in selection})
-    recipes = tuple((name, plugins.registry.find("converters", name).target, plugins.context("converters", name))
-                    for name in names)
-    return ConverterPlan(selection, recipes, cache_dir)
+    recipes: list[tuple[str, str, PluginContext]] = []
+    missing: list[tuple[str, str, str]] = []
+    for name in sorted({name for _, name in selection}):
+        try:
+            target = plugins.registry.find("converters", name).target
+        except UnknownPluginError as exc:
+            missing.append((name, exc.message, exc.hint))
+            continue
+        recipes.append((name, target, plugins.context("converters", name)))
+    return ConverterPlan(selection, tuple(recipes), cache_dir, tuple(missing))
 
 
 def _conversions(plugins: PluginSelection, index_dir: Path) -> Conversions | None:

@@ -350,12 +350,15 @@ def test_options_for_a_plugin_that_is_not_installed_are_refused(home: Path) -> N
 def test_a_misspelt_chunker_stops_index_but_not_search(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Found by a trial: a typo in `knowledgebase.chunkers` made every command fail, search too,
     which builds no chunker."""
-    make_docs(home)
+    docs = make_docs(home)
     assert main(["index"]) == 0
-    write_config(home, "knowledgebase:\n  chunkers:\n    .ini: ini-tabels\n")
+    write_config(home, "knowledgebase:\n  chunkers:\n    .ini: ini-tabels\n  converters:\n    .pdf: pdfminr\n")
     capsys.readouterr()
     assert main(["search", "port"]) == 0
     assert json.loads(capsys.readouterr().out)
+    # Neither does `read` (found by a second trial: an agent got hits it could not open).
+    assert main(["read", f"{docs / 'app0.ini'}:1-2"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "verified"
     assert main(["index"]) == 78
     error = json.loads(capsys.readouterr().out)["error"]
     assert (error["code"], error["message"].split(":")[0]) == ("plugin_unknown", 'knowledgebase.chunkers[".ini"]')

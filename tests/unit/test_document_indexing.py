@@ -255,3 +255,25 @@ def test_a_converter_that_cannot_load_keeps_unchanged_documents_and_drops_change
     assert summary.skipped == {"converter_unavailable": 2}
     assert set(store.files) == {REPORT}
     assert indexing.KEPT_NOTE in summary.notes
+
+
+class _Rogue(LineConverter):
+    def __init__(self, returns: object) -> None:
+        super().__init__(name="rogue")
+        self.returns = returns
+
+    def convert(self, data: bytes, path: Path):  # type: ignore[no-untyped-def]
+        if isinstance(self.returns, Exception):
+            raise self.returns
+        return self.returns
+
+
+@pytest.mark.parametrize(("returns", "message"), [
+    (KeyError("converter exploded"), "the rogue converter failed: KeyError: 'converter exploded'"),
+    ("# just a string", "the rogue converter failed: TypeError: it returned str, not a ConvertedDocument"),
+])
+def test_a_converter_s_own_failure_names_it(returns: object, message: str) -> None:
+    """Found by a trial: a plugin's KeyError reached the summary as just "'converter exploded'"."""
+    summary = make(source_with({REPORT: report_bytes()}), Conversions.of({".pdf": _Rogue(returns)})).execute(
+        RecordingProgressSink())
+    assert [(e.stage, e.message) for e in summary.errors] == [("convert", message)]

@@ -79,7 +79,8 @@ class Conversions:
         holds this content converted by this converter's signature, else converted and kept.
 
         Raises:
-            whatever ``converter.convert`` raises (``NoTextLayerError``, ``ConversionError``...).
+            whatever ``converter.convert`` raises (``NoTextLayerError``, ``ConversionError``...);
+            TypeError: it returned something other than a :class:`ConvertedDocument`.
         """
         signature = converter.signature
         if self.cache is not None:
@@ -87,6 +88,8 @@ class Conversions:
             if cached is not None:
                 return cached
         document = converter.convert(data, path)
+        if not isinstance(document, ConvertedDocument) or not isinstance(document.text, str):
+            raise TypeError(f"it returned {type(document).__name__}, not a ConvertedDocument")
         if self.cache is not None:
             self.cache.put(digest, signature, document)
         return document

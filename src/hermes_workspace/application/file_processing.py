@@ -23,13 +23,14 @@ from hermes_workspace.domain.conversion import converted_view, split_at_pages, w
 from hermes_workspace.domain.errors import (
     AmbiguousEncodingError,
     BinaryContentError,
+    ConversionError,
     ConverterUnavailableError,
     DecodeError,
     reraise_interrupt,
 )
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Anchor, Chunk, ErrorStage, SourceFile, content_hash
-from hermes_workspace.domain.ports import Chunker, Decoder, FileSource
+from hermes_workspace.domain.ports import Chunker, Converter, Decoder, FileSource
 
 
 class WorkerTraceback(Exception):
@@ -185,7 +186,8 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
             return FileOutcome("converter_unavailable", digest, size, problem=Problem.of(exc))
         except Exception as exc:  # noqa: BLE001 - any conversion failure is this file's
             reraise_interrupt(exc)
-            return FileOutcome("failed", digest, size, stage="convert", problem=Problem.of(exc), changed=True)
+            return FileOutcome("failed", digest, size, stage="convert", problem=_conversion_problem(converter, exc),
+                               changed=True)
         return _chunked(tools, document.text, converted_view(task.file.path), chunking, digest, size, None,
                         document.anchors)
     try:
@@ -200,6 +202,16 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
         return FileOutcome("failed", digest, size, stage="read", problem=Problem.of(exc), changed=True)
     del data
     return _chunked(tools, text, task.file.path, chunking, digest, size, encoding, ())
+
+
+def _conversion_problem(converter: Converter, exc: Exception) -> Problem:
+    """The failure of ``converter`` on a file: a :class:`ConversionError` as it is (its message
+    says what is wrong with the document); anything else is the converter's own fault, and the
+    message names it (``KeyError: 'x'`` alone tells a user nothing)."""
+    if isinstance(exc, ConversionError):
+        return Problem.of(exc)
+    name = getattr(converter, "name", type(converter).__name__)
+    return Problem(type(exc).__name__, f"the {name} converter failed: {type(exc).__name__}: {exc}", exc)
 
 
 def _chunked(
