@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import pickle
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ import pytest
 from hermes_workspace import Workspace
 from hermes_workspace.container import build_container
 from hermes_workspace.domain.conversion import DEFAULT_CONVERTERS
+from hermes_workspace.domain.errors import UsageError
+from hermes_workspace.domain.model import ConvertedDocument
 from hermes_workspace.entrypoints.cli import main
 from tests.documents import make_docx, make_pdf, make_pptx, make_xlsx
 
@@ -177,3 +180,86 @@ def test_a_damaged_document_is_one_error_line_not_library_warnings(
     assert errors["broken.pdf"]["message"] == "broken.pdf is not a PDF: it is plain text"
     assert errors["broken.xlsx"]["message"].startswith("broken.xlsx is not an Excel workbook (.xlsx): it is plain text")
     assert "invalid pdf header" not in err.lower() and "EOF marker" not in err and "UserWarning" not in err
+
+
+def _convert_differently(monkeypatch: pytest.MonkeyPatch, change: Callable[[str], str]) -> None:
+    """A converter upgrade: the same PDF bytes now convert to ``change(old text)``."""
+    from hermes_workspace.adapters import pypdf_converter
+
+    convert = pypdf_converter.PypdfConverter.convert
+
+    def upgraded(self: object, data: bytes, path: Path) -> ConvertedDocument:
+        return ConvertedDocument(change(convert(self, data, path).text), ())  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pypdf_converter, "ADAPTER_VERSION", pypdf_converter.ADAPTER_VERSION + 1)
+    monkeypatch.setattr(pypdf_converter.PypdfConverter, "convert", upgraded)
+
+
+def test_a_read_after_a_converter_upgrade_is_moved_not_verified_other_text(
+    home: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by a trial: after a converter's options changed (same bytes, other converted text),
+    `read HANDLE` said "verified" and returned other text."""
+    pdf = docs / "manual.pdf"
+    rollback = "# Rollback\nThe rollback controller restores the previous release within minutes."
+    with Workspace.open(home) as ws:
+        ws.index()
+        [hit] = ws.search("rollback controller", limit=1)
+        assert (hit.line_start, hit.line_end, hit.handle is not None) == (7, 8, True)
+    _convert_differently(monkeypatch, lambda text: "# Preface\n\nAdded by the new version.\n\n" + text)
+    expected = (
+        f"{pdf} was converted differently since it was indexed (the converter or its options changed): the "
+        "indexed text moved 7-8 -> 11-12"
+    )
+    with Workspace.open(home) as ws:
+        read = ws.read(hit.handle)
+        assert (read.status, read.line_start, read.line_end, read.moved_from, read.text, read.message) == (
+            "moved", 11, 12, (7, 8), rollback, expected)
+        read = ws.read(f"{pdf}:7-8")  # the index's chunks of those lines are compared too
+        assert (read.status, read.line_start, read.text, read.message) == ("moved", 11, rollback, expected)
+        read = ws.read(f"{pdf}:7-7")  # part of a chunk: its text is looked for as well
+        assert (read.status, read.line_start, read.text) == ("moved", 11, "# Rollback")
+
+
+def test_a_read_past_the_end_of_a_new_conversion_is_stale_not_a_usage_error(
+    home: Path, docs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a trial: when the old range fell past the new converted text's end, `read HANDLE`
+    failed with a usage error (exit 2, "has 13 lines; 1-20 is out of range")."""
+    pdf = docs / "manual.pdf"
+    with Workspace.open(home) as ws:
+        ws.index()
+        [hit] = ws.search("rollback controller", limit=1)
+    _convert_differently(monkeypatch, lambda text: "# Manual\n\nOne short page now.\n")
+    with Workspace.open(home) as ws:
+        read = ws.read(hit.handle)
+        assert (read.status, read.line_start, read.line_end, read.text, read.message) == (
+            "stale", 7, 8, None,
+            f"{pdf} was converted differently since it was indexed (the converter or its options changed) and the "
+            "indexed text of 7-8 is not there exactly once: run `index`, then the search again",
+        )
+        assert ws.read(f"{pdf}:7-8").status == "stale"
+        # Lines the index never held are still out of range once the file is indexed again.
+        ws.index()
+        with pytest.raises(UsageError, match="has 3 lines; 7-8 is out of range"):
+            ws.read(f"{pdf}:7-8")
+        assert ws.read(f"{pdf}:1-3").status == "verified"
+    capsys.readouterr()
+    assert main(["read", hit.handle]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "stale"
+
+
+def test_an_upgrade_that_converts_the_same_text_stays_verified(
+    home: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A converter upgrade whose text is the same for this file: the reads stay verified."""
+    pdf = docs / "manual.pdf"
+    with Workspace.open(home) as ws:
+        ws.index()
+        [hit] = ws.search("rollback controller", limit=1)
+    _convert_differently(monkeypatch, lambda text: text)
+    with Workspace.open(home) as ws:
+        assert (ws.read(hit.handle).status, ws.read(f"{pdf}:7-8").status) == ("verified", "verified")
+        with pytest.raises(UsageError, match="out of range"):
+            ws.read(f"{pdf}:7-80")
+

@@ -24,7 +24,7 @@ BUILTIN_CONVERTERS = BUILTIN_ENTRY_POINTS["converters"]
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.conversion import BUILTIN_CONVERTER_NAMES, DEFAULT_CONVERTERS
 from hermes_workspace.domain.errors import ConfigError, ConversionError, ConverterUnavailableError, NoTextLayerError
-from hermes_workspace.domain.model import Anchor, ConvertedDocument
+from hermes_workspace.domain.model import Anchor, Chunk, ConvertedDocument
 from hermes_workspace.domain.ports import Converter
 from tests.documents import (
     make_docx,
@@ -348,3 +348,35 @@ def test_a_chunk_running_over_a_page_break_is_cut_where_the_page_starts() -> Non
         assert piece.content.rstrip("\n") == "\n".join(lines[piece.line_start - 1:piece.line_end])
         assert piece.section == "# Rollback" or piece.index == 2
     assert split_at_pages(text, chunks, (Anchor(1, "sheet", 1, "Budget"),)) == chunks
+
+
+def test_page_is_the_page_holding_most_of_the_chunk() -> None:
+    """Found by a trial: a chunk with 11 words on page 12 (too few to stand alone) and 243 on page
+    13 said ``page: 12``, but its answer was on page 13; ``anchor`` still names both pages."""
+    from hermes_workspace.domain.chunking import build_chunks
+    from hermes_workspace.domain.conversion import split_at_pages, with_anchors
+
+    tail = " ".join(["end"] * 11)
+    body = [" ".join(["word"] * 27)] * 9  # 243 words
+    text = "\n".join([tail, *body]) + "\n"
+    # The 11 words close page 12 (line 1); page 13 starts at line 2.
+    anchors = (Anchor(1, "page", 12, "12"), Anchor(2, "page", 13, "13"))
+    chunks = build_chunks(text, [], kind="markdown", overlap=0, section_at=lambda offset: None)
+    [chunk] = with_anchors(split_at_pages(text, chunks, anchors), anchors)
+    assert (chunk.line_start, chunk.line_end, chunk.page, chunk.anchor) == (1, 10, 13, "pages 12-13")
+
+
+def test_page_ties_go_to_the_first_page_and_lines_before_the_first_anchor_count_as_it() -> None:
+    from hermes_workspace.domain.conversion import main_anchor, with_anchors
+
+    anchors = (Anchor(3, "page", 4, "4"), Anchor(5, "page", 5, "5"), Anchor(7, "page", 6, "6"))
+    # Lines 2-7: line 2 (before the first anchor) counts for page 4, with lines 3 and 4.
+    assert main_anchor(anchors, "a b\nc\nd\ne f\ng h i\nj", 2) == 5  # 4: 4 words, 5: 5 words
+    assert main_anchor(anchors, "a b\nc d\ne f g h", 3) == 4  # 4: 4 words, 5: 4 words: the first
+    assert main_anchor(anchors, "\n\n\n", 5) == 5  # no words: the first page covered
+    assert main_anchor((), "a", 1) is None
+    chunk = Chunk(0, "x\ny z w", 0, 7, 6, 7, 4, "markdown")
+    [marked] = with_anchors([chunk], anchors)
+    assert (marked.page, marked.anchor) == (6, "pages 5-6")
+    assert with_anchors([chunk], ()) == [chunk]
+

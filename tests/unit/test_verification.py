@@ -16,6 +16,8 @@ from hermes_workspace.application.verification import (
     FreshnessMarker,
     ReadResult,
     _char_boundary,
+    _chunks_match,
+    _holds,
     fit_read,
     indexed_lines,
     line_text,
@@ -89,6 +91,21 @@ def test_indexed_lines_outside_the_chunks_are_unknown() -> None:
     assert indexed_lines(chunks, 2, 5) is None  # spans a gap
     assert indexed_lines(chunks, 9, 9) is None  # beyond the last chunk
     assert indexed_lines([], 1, 1) is None
+
+
+def test_a_conversion_holds_a_hit_when_its_lines_start_and_end_with_the_hit_text() -> None:
+    """What ``read HANDLE`` of a converted file with unchanged bytes compares (a converter's new
+    version may convert the same bytes to other text)."""
+    lines = LineIndex(TEXT)
+    assert _holds(TEXT, lines, 5, 6, "gamma five six\ndelta seven")
+    assert _holds(TEXT, lines, 2, 2, "three four")  # a piece of a long line, ending the line
+    assert _holds(TEXT, lines, 2, 2, "three")  # a piece inside the line (minified code)
+    assert not _holds(TEXT, lines, 4, 5, "gamma five six")  # the text is a line later than indexed
+    assert not _holds(TEXT, lines, 5, 7, "gamma five six")  # ends before the range's last line
+    assert not _holds(TEXT, lines, 1, 1, "beta three four")  # other text at those lines
+    assert not _holds(TEXT, lines, 8, 9, "epsilon")  # past the end of the text now
+    assert _chunks_match(TEXT, _chunks(2)) and _chunks_match(TEXT, [])
+    assert not _chunks_match("# Preface\n" + TEXT, _chunks())
 
 
 def _hit(path: Path) -> SearchHit:

@@ -16,7 +16,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -409,7 +409,15 @@ class ReadSpan:
     A converted document (PDF, DOCX...: a suffix of ``conversions``) is read as its converted
     text, whose lines the index's line ranges count: from the conversion cache when it holds the
     file's current bytes, else converted again (and kept). A document that cannot be converted
-    any more (its library missing, the file damaged) reads as ``stale``.
+    any more (its library missing, the file damaged) reads as ``stale``. Equal bytes are not
+    enough for a converted file: a converter's new version or options turn the same bytes into
+    other text (the cache is keyed by the converter's signature). So its text is compared with
+    the index's too: for a handle, the lines must hold the hit's text (it starts in the first and
+    ends in the last); for a locator, every stored chunk of the file must be at its offsets
+    (:meth:`IndexStore.file_chunks`; lines between chunks were not stored and are not compared).
+    When not, it is read as a changed file (``moved`` or ``stale``, the message saying that it
+    was converted differently and ``index`` must run), never ``verified`` with other text nor
+    out of range for lines that existed when it was indexed.
     """
 
     store: IndexStore
@@ -429,7 +437,7 @@ class ReadSpan:
         Raises:
             UsageError: ``target`` is neither (a malformed handle gets the handle's hint); the
                 lines are out of range (beyond the end of a file that has not changed since
-                indexing); ``budget`` not a whole number from 1 to :data:`~hermes_workspace.domain.packing.MAX_BUDGET`, or
+                indexing, and for a converted file whose converted text has not either); ``budget`` not a whole number from 1 to :data:`~hermes_workspace.domain.packing.MAX_BUDGET`, or
                 below the smallest response (the hint gives it).
             NotIndexedError: the file is not in the index (exit 66).
             HandleNotFoundError: the handle's set is unknown, or has no hit N.
@@ -468,18 +476,28 @@ class ReadSpan:
                 "folder, or a change to the file, brings it back at the next `index`.",
             )
         indexed_hash = hit.file_hash or (record.content_hash if record is not None else None)
+        start, end = hit.line_start, hit.line_end
         result = self._verify(
-            hit.path, hit.line_start, hit.line_end, indexed_hash, lambda: hit.content,
+            hit.path, start, end, indexed_hash, lambda: hit.content,
             encoding=record.encoding if record is not None else None, handle=str(handle), locator=False,
+            same_conversion=lambda text, lines: _holds(text, lines, start, end, hit.content),
         )
         return result, _start_in_first_line(result.text, hit.content)
 
     def _read_locator(self, target: str) -> ReadResult:
         raw, start, end = parse_locator(target)
         path, record = self._indexed(raw)
+        stored: list[list[Chunk]] = []
+
+        def chunks() -> list[Chunk]:  # one query, and only when the text must be compared
+            if not stored:
+                stored.append(self.store.file_chunks(path))
+            return stored[0]
+
         return self._verify(
-            path, start, end, record.content_hash, lambda: indexed_lines(self.store.file_chunks(path), start, end),
+            path, start, end, record.content_hash, lambda: indexed_lines(chunks(), start, end),
             encoding=record.encoding, handle=None, locator=True,
+            same_conversion=lambda text, lines: _chunks_match(text, chunks()),
         )
 
     def _indexed(self, raw: str) -> tuple[Path, FileRecord]:
@@ -511,7 +529,12 @@ class ReadSpan:
         encoding: str | None,
         handle: str | None,
         locator: bool,
+        same_conversion: Callable[[str, LineIndex], bool],
     ) -> ReadResult:
+        """The read of ``start``..``end`` (see :class:`ReadSpan`). ``indexed_text()`` gives the
+        indexed text of those lines (``None``/empty when unknown); ``same_conversion(text,
+        lines)`` says whether a converted file's current converted text still holds the indexed
+        text there (asked only when the bytes are unchanged)."""
         def result(status: ReadStatus, message: str, **fields: Any) -> ReadResult:
             values: dict[str, Any] = {"line_start": start, "line_end": end, "text": None, **fields}
             return ReadResult(status, path, file_hash=indexed_hash, message=message, handle=handle, **values)
@@ -546,31 +569,38 @@ class ReadSpan:
                 "stale", f"{path} cannot be converted any more ({type(exc).__name__}): {where} is not verified"
             )
         lines = LineIndex(text)
-        if digest == indexed_hash:
+        # Same bytes, but a converter's version or options may have changed since indexing: its
+        # text then differs from the one the line ranges count (the cache is keyed by signature).
+        reconverted = digest == indexed_hash and converter is not None and not same_conversion(text, lines)
+        if digest == indexed_hash and not reconverted:
             if end > lines.line_count:
                 raise UsageError(
                     f"{path} has {lines.line_count} lines; {start}-{end} is out of range",
                     hint=f"Give lines from 1 to {lines.line_count}.",
                 )
             return result("verified", f"{where} holds the indexed text", text=line_text(text, lines, start, end))
+        if reconverted:
+            changed = f"{path} was converted differently since it was indexed (the converter or its options changed)"
+            since, again = "", "run `index`, then the search again"
+        else:
+            changed, since, again = f"{path} changed", " since it was indexed", "run the search again"
         old = indexed_text()
         if not old:
             what = "those lines are outside the indexed chunks" if locator else "the hit has no text"
-            return result("stale", f"{path} changed since it was indexed and {what}: run the search again")
+            return result("stale", f"{changed}{since} and {what}: {again}")
         found = _find_once(text, old)
         if found is None:
             return result(
-                "stale",
-                f"{path} changed since it was indexed and the indexed text of {start}-{end} is not there exactly "
-                "once: run the search again",
+                "stale", f"{changed}{since} and the indexed text of {start}-{end} is not there exactly once: {again}"
             )
         new_start, new_end = lines.span(found, found + len(old))
         now = line_text(text, lines, new_start, new_end)
         if (new_start, new_end) == (start, end):
-            return result("verified", f"{path} changed elsewhere; {start}-{end} still holds the indexed text", text=now)
+            what = f"{changed}; {start}-{end}" if reconverted else f"{changed} elsewhere; {start}-{end}"
+            return result("verified", f"{what} still holds the indexed text", text=now)
         return result(
             "moved",
-            f"{path} changed: the indexed text moved {start}-{end} -> {new_start}-{new_end}",
+            f"{changed}: the indexed text moved {start}-{end} -> {new_start}-{new_end}",
             line_start=new_start, line_end=new_end, text=now, moved_from=(start, end),
         )
 
@@ -585,6 +615,25 @@ def _start_in_first_line(text: str | None, content: str) -> int:
         return 0
     position = text.find(content)
     return position if position > 0 and "\n" not in text[:position] else 0
+
+
+def _holds(text: str, lines: LineIndex, start: int, end: int, content: str) -> bool:
+    """True when lines ``start``..``end`` of ``text`` hold ``content`` (a hit's chunk text) as
+    indexed: it starts in the first of them and ends in the last (a chunk starts at a line start
+    or inside a long line, and its trailing whitespace was trimmed). Also true for an empty
+    ``content`` within the text's lines: there is nothing to compare."""
+    if end > lines.line_count:
+        return False
+    now = line_text(text, lines, start, end)
+    position = now.find(content)
+    return position != -1 and "\n" not in now[:position] and "\n" not in now[position + len(content):]
+
+
+def _chunks_match(text: str, chunks: Sequence[Chunk]) -> bool:
+    """True when every chunk's content is at its offsets in ``text``: the text the file's chunks
+    were cut from (a converted file's text as indexed) is still ``text`` wherever the index holds
+    some of it (blank lines between chunks were not stored)."""
+    return all(text[chunk.start_char:chunk.end_char] == chunk.content for chunk in chunks)
 
 
 def _find_once(text: str, needle: str) -> int | None:

@@ -92,15 +92,41 @@ def anchor_label(anchors: Sequence[Anchor]) -> str:
 
 
 def with_anchors(chunks: Iterable[Chunk], anchors: Sequence[Anchor]) -> list[Chunk]:
-    """``chunks`` with ``page`` and ``anchor`` set from ``anchors`` (:func:`anchor_span` of each
-    chunk's lines); unchanged without anchors."""
+    """``chunks`` with ``page`` and ``anchor`` set from ``anchors``; unchanged without anchors.
+
+    ``anchor`` names every anchor the chunk's lines overlap (:func:`anchor_span`: ``"pages
+    12-13"``); ``page`` is the number of the one holding most of the chunk's words
+    (:func:`main_anchor`), so that a chunk opening with the last words of page 12 (a piece too
+    small to stand alone, :func:`split_at_pages`) and going on for a page of text on page 13
+    names page 13, where its answer is."""
     if not anchors:
         return list(chunks)
     out = []
     for chunk in chunks:
-        page, anchor = anchor_span(anchors, chunk.line_start, chunk.line_end)
+        _, anchor = anchor_span(anchors, chunk.line_start, chunk.line_end)
+        page = main_anchor(anchors, chunk.content, chunk.line_start)
         out.append(replace(chunk, page=page, anchor=anchor))
     return out
+
+
+def main_anchor(anchors: Sequence[Anchor], content: str, line_start: int) -> int | None:
+    """The number of the anchor holding most words (:func:`~hermes_workspace.domain.chunking.count_words`)
+    of ``content``, a chunk's text whose first character is on converted line ``line_start``
+    (1-based); ties go to the first such anchor, and a chunk without words gets the first anchor
+    it covers (as :func:`anchor_span`). ``None`` without anchors.
+
+    A chunk's ``n``-th line (0-based, split at ``\n``) is line ``line_start + n``, so the words
+    of each covered anchor are counted from ``content`` alone; lines before the first anchor
+    count as the first (as in :func:`anchor_span`)."""
+    if not anchors:
+        return None
+    starts = [anchor.line for anchor in anchors]
+    words: dict[int, int] = {}  # position in anchors -> words of the chunk on it
+    for offset, line in enumerate(content.split("\n")):
+        position = max(0, bisect_right(starts, line_start + offset) - 1)
+        words[position] = words.get(position, 0) + count_words(line)
+    best = min(words, key=lambda position: (-words[position], position))
+    return anchors[best].number
 
 
 PAGE_PIECE_MIN_WORDS = 12

@@ -189,8 +189,8 @@ class Chunk:
     code, ``# Models > ## Validators`` for markdown, ``None`` outside every unit) and
     ``definitions`` the qualified names of the definitions or sections that start in it
     (:mod:`hermes_workspace.domain.structure`). For a converted document (PDF, DOCX...), the
-    offsets and lines are those of its converted text, ``page`` is the first page, slide or
-    sheet number the chunk covers and ``anchor`` says where it is in the original (``"page 3"``,
+    offsets and lines are those of its converted text, ``page`` is the number of the page,
+    slide or sheet holding most of the chunk's words and ``anchor`` says where it is in the original (``"page 3"``,
     ``"pages 3-4"``, ``"slide 2"``, ``"sheet Budget"``; :mod:`hermes_workspace.domain.conversion`);
     both ``None`` for other files.
     """
@@ -318,8 +318,8 @@ class SearchHit:
     (:mod:`hermes_workspace.domain.handles`), for ``read HANDLE``.
 
     Converted documents (PDF, DOCX, PPTX, XLSX, EPUB): ``line_start``/``line_end`` are lines of
-    the converted text (what ``read`` returns), ``page`` the first page/slide/sheet number of the
-    chunk and ``anchor`` where it is in the original (``"pages 3-4"``, see :class:`Chunk`); in the
+    the converted text (what ``read`` returns), ``page`` the page/slide/sheet number holding
+    most of the chunk's words and ``anchor`` where it is in the original (``"pages 3-4"``, see :class:`Chunk`); in the
     JSON both, only for hits of converted files (absent otherwise, as the other optional fields).
     """
 
