@@ -742,7 +742,7 @@ class Workspace:
         recorded = self._recorded_plugins()  # first: the bundle names the store opened (after a fallback)
         if not self._container.chunker.overridden:
             signature = plugins.bundle()["signature"]
-            plugins.converters()  # built lazily while indexing: a broken one would go unseen
+            plugins.converters(builtin=False)  # built lazily while indexing: a broken one would go unseen
         else:
             signature = None
         indexed = (recorded or {}).get("signature")
