@@ -461,8 +461,12 @@ class PluginSelection:
         notes = []
         for name, options in self.config.plugin_options:
             keys = sorted(str(key) for key in (options or {}))
-            for entry in self.registry.entries():
-                if entry.name != name or not entry.builtin:
+            for category in CATEGORIES:
+                try:  # by find: a built-in name is found without reading installed metadata
+                    entry = self.registry.find(category, name)
+                except UnknownPluginError:
+                    continue
+                if not entry.builtin:
                     continue
                 accepted = BUILTIN_OPTIONS.get((entry.category, name), ())
                 ignored = [key for key in keys if key not in accepted]
