@@ -108,7 +108,8 @@ def test_a_printing_plugin_leaves_the_mcp_stdio_wire_whole(loud_home: Path) -> N
         process.stdin.close()
         assert process.wait() == 0
         rest = process.stdout.read()
-        assert [json.loads(line) for line in rest.splitlines()] == [json.loads(line) for line in rest.splitlines()]
+        for line in rest.splitlines():
+            json.loads(line)  # anything after the last answer is a JSON-RPC message too
         assert "print-plugin" not in rest
         errors = process.stderr.read()
         assert "print-plugin: chunking app.ini" in errors
