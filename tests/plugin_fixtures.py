@@ -43,3 +43,36 @@ def failing_factory(context: PluginContext) -> object:
 
 def shapeless_factory(context: PluginContext) -> object:
     return object()
+
+
+class PrintingChunker(MarkerChunker):
+    """A :class:`MarkerChunker` that prints, as careless plugins do: when built, when its
+    signature is read and for every file it chunks (a user trial found such output in the
+    JSON of the CLI and on the MCP stdio wire)."""
+
+    @property
+    def signature(self) -> str:
+        print("print-plugin: signature read")
+        return super().signature
+
+    def chunk(self, text: str, path: Path) -> list[Chunk]:
+        print(f"print-plugin: chunking {path.name}")
+        os.write(1, b"print-plugin: written to file descriptor 1\n")
+        return super().chunk(text, path)
+
+
+def printing_chunker(context: PluginContext) -> PrintingChunker:
+    print("print-plugin: built")
+    return PrintingChunker(context)
+
+
+class SignatureFailsChunker(MarkerChunker):
+    """Builds, but reading its ``signature`` raises."""
+
+    @property
+    def signature(self) -> str:
+        raise KeyError("version")
+
+
+def signature_fails_chunker(context: PluginContext) -> SignatureFailsChunker:
+    return SignatureFailsChunker(context)

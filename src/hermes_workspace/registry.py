@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_workspace.domain.config import config_key
-from hermes_workspace.domain.errors import UnknownPluginError, WorkspaceError
-from hermes_workspace.domain.plugins import CATEGORIES, ENTRY_POINT_PREFIX, PluginContext
+from hermes_workspace.domain.errors import ConverterUnavailableError, UnknownPluginError, WorkspaceError
+from hermes_workspace.domain.plugins import CATEGORIES, ENTRY_POINT_PREFIX, PluginContext, options_digest
 
 BUILTIN_DISTRIBUTION = "hermes-workspace"
 """The distribution whose entry points are built-in plugins."""
@@ -53,6 +53,13 @@ BUILTIN_ENTRY_POINTS: dict[str, dict[str, str]] = {
     },
 }
 """The entry points of pyproject.toml, ``category -> name -> "module:attribute"``."""
+
+BUILTIN_OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("chunkers", "tree-sitter"): ("min_words", "mode"),
+    ("chunkers", "chonkie"): ("mode",),
+}
+"""The ``knowledgebase.plugins.<name>`` keys each built-in plugin reads (adapters/builtin_plugins.py);
+the others read none (embedders and rerankers take their settings from their own config sections)."""
 
 DEFAULTS: dict[str, str | None] = {
     "chunkers": "tree-sitter",
@@ -286,6 +293,15 @@ class PluginRegistry:
                 f"{what} built a {type(built).__name__}, which lacks {', '.join(missing)} "
                 f"of the {SINGULAR[entry.category]} port"
             )
+        if entry.category in _SIGNED:
+            # Read now, so that a signature that raises makes the plugin broken (fallback, note)
+            # instead of failing `status`, `plugins` and `index` later (a user trial).
+            try:
+                signature = built.signature
+            except Exception as exc:  # noqa: BLE001 - any failure of a plugin's own code is reported
+                raise PluginBrokenError(f"{what} has a signature that fails: {type(exc).__name__}: {exc}") from exc
+            if not isinstance(signature, str):
+                raise PluginBrokenError(f"{what} has a signature of type {type(signature).__name__}, not str")
         return built
 
 
@@ -301,6 +317,11 @@ _PORT_MEMBERS: dict[str, tuple[str, ...]] = {
 }
 """What each category's port requires (:mod:`hermes_workspace.domain.ports`), checked by name
 on the class, so that no property is evaluated (an embedder's ``dimensions`` may load its model)."""
+
+
+_SIGNED = frozenset({"chunkers", "converters"})
+"""Categories whose ``signature`` :meth:`PluginRegistry.build` reads (cheap by contract there; an
+embedder's may load its model, so it is read when the embedder is first used)."""
 
 
 def missing_members(category: str, obj: Any) -> list[str]:
@@ -327,9 +348,13 @@ class Activation:
 
     @property
     def note(self) -> str | None:
-        """The message shown in ``status`` and the log when ``configured`` fell back."""
+        """The message shown in ``status`` and the log when ``configured`` fell back (a
+        converter has no default: its files are left out)."""
         if self.error is None:
             return None
+        if self.category == "converters":
+            return (f"{self.error}; files ending in {', '.join(self.routes)} are left out of the index "
+                    "(skipped as converter_unavailable)")
         return f"{self.error}; using {self.used} instead for {', '.join(self.routes)}"
 
 
@@ -376,6 +401,7 @@ class PluginSelection:
         self._activations: dict[tuple[str, str], Activation] = {}
         self._chunker: Any = None
         self._plan: ChunkerPlan | None = None
+        self._converters: dict[str, Any] = {}
         self._cache: dict[str, Any] = {}
         # Unknown names of the plugins every command may use fail now, before anything is built
         # or opened; those of indexing when indexing needs them (check_indexing_names).
@@ -391,18 +417,68 @@ class PluginSelection:
         ``search``.
 
         Raises:
-            UnknownPluginError: the first unknown name, listing the installed ones of its category.
+            UnknownPluginError: every unknown name, in one message (each listing the installed
+                ones of its category; the hint and ``installed`` are the first one's).
         """
         if self._indexing_checked:
             return
-        config, registry = self.config, self.registry
-        for route, name in config.chunkers.routes():
-            registry.find("chunkers", name, setting=config_key("knowledgebase.chunkers", route))
-        for suffix, name in config.converters:
-            registry.find("converters", name, setting=config_key("knowledgebase.converters", suffix))
-        for name, _ in config.plugin_options:
-            registry.check_options_name(name)
+        unknown = self.unknown_names()
+        if unknown:
+            first = unknown[0]
+            if len(unknown) == 1:
+                raise first
+            raise UnknownPluginError(
+                f"{len(unknown)} unknown plugin names: " + "; ".join(e.message for e in unknown),
+                installed=first.installed, hint=first.hint,
+            )
         self._indexing_checked = True
+
+    def unknown_names(self) -> list[UnknownPluginError]:
+        """One error per configured chunker, converter or ``knowledgebase.plugins`` name that no
+        installed plugin has (``[]``: all are installed); embedder, reranker, store and source
+        names were checked when this selection was created."""
+        config, registry = self.config, self.registry
+        checks: list[Callable[[], Any]] = [
+            *(lambda r=route, n=name: registry.find("chunkers", n, setting=config_key("knowledgebase.chunkers", r))
+              for route, name in config.chunkers.routes()),
+            *(lambda s=suffix, n=name: registry.find("converters", n,
+                                                      setting=config_key("knowledgebase.converters", s))
+              for suffix, name in config.converters),
+            *(lambda n=name: registry.check_options_name(n) for name, _ in config.plugin_options),
+        ]
+        unknown: list[UnknownPluginError] = []
+        for check in checks:
+            try:
+                check()
+            except UnknownPluginError as exc:
+                if all(e.message != exc.message for e in unknown):  # one name on several routes: once
+                    unknown.append(exc)
+        return unknown
+
+    def option_notes(self) -> list[str]:
+        """One line per ``knowledgebase.plugins.<name>`` that gives a built-in plugin keys it does
+        not read (:data:`BUILTIN_OPTIONS`): they would be ignored silently otherwise."""
+        notes = []
+        for name, options in self.config.plugin_options:
+            keys = sorted(str(key) for key in (options or {}))
+            for category in CATEGORIES:
+                try:  # by find: a built-in name is found without reading installed metadata
+                    entry = self.registry.find(category, name)
+                except UnknownPluginError:
+                    continue
+                if not entry.builtin:
+                    continue
+                accepted = BUILTIN_OPTIONS.get((entry.category, name), ())
+                ignored = [key for key in keys if key not in accepted]
+                if not ignored:
+                    continue
+                where = f"knowledgebase.plugins.{name}"
+                if accepted:
+                    notes.append(f"{where}: the built-in {SINGULAR[entry.category]} {name} takes "
+                                 f"{' and '.join(accepted)}; ignored: {', '.join(ignored)}")
+                else:
+                    notes.append(f"{where}: {name} takes no options; ignored: {', '.join(ignored)}")
+        return notes
 
     def _singles(self) -> list[tuple[str, str, str]]:
         c = self.config
@@ -440,8 +516,16 @@ class PluginSelection:
             _log_fallback(activation, exc)
             if default == "none":
                 return default, None
-            return default, self.registry.build(self.registry.find(category, default),
-                                                 self.context(category, default, **extra))
+            try:
+                return default, self.registry.build(self.registry.find(category, default),
+                                                     self.context(category, default, **extra))
+            except PluginBrokenError as fallback_error:
+                # The default's own WorkspaceError as is (a store with no index yet:
+                # IndexNotFoundError, which callers expect), not as a broken built-in.
+                cause = fallback_error.__cause__
+                if isinstance(cause, WorkspaceError):
+                    raise cause from None
+                raise
 
     def chunker(self) -> Any:
         """The :class:`~hermes_workspace.domain.plugins.RoutedChunker` of ``knowledgebase.chunkers``
@@ -467,6 +551,44 @@ class PluginSelection:
             self._chunker = RoutedChunker(self.config.chunkers, built)
             self._plan = ChunkerPlan(self.config.chunkers, tuple(plan))
         return self._chunker
+
+    def converters(self, *, builtin: bool = True) -> dict[str, Any]:
+        """Each converter ``knowledgebase.converters`` names, built once: ``name -> converter``,
+        ``None`` for one that cannot be loaded or built (noted: :attr:`notes`; converters have no
+        default, so its files are skipped as ``converter_unavailable``). Indexing builds its own
+        (in each worker); this is for ``plugins``, ``status`` and ``doctor``, which would not see
+        a broken converter otherwise. ``builtin`` False: third-party converters only (``status``:
+        a built-in converter fails only for want of its library, which ``index`` reports, and
+        importing the five libraries costs about 0.6 s).
+
+        Raises:
+            UnknownPluginError: see :meth:`check_indexing_names`.
+        """
+        self.check_indexing_names()
+        suffixes: dict[str, list[str]] = {}
+        for suffix, name in self.config.converters:
+            suffixes.setdefault(name, []).append(suffix)
+        result: dict[str, Any] = {}
+        for name, routes in sorted(suffixes.items()):
+            entry = self.registry.find("converters", name)
+            if not builtin and entry.builtin:
+                continue
+            if name not in self._converters:
+                self._converters[name] = self._build_converter(entry, tuple(routes))
+            result[name] = self._converters[name]
+        return result
+
+    def _build_converter(self, entry: PluginEntry, routes: tuple[str, ...]) -> Any:
+        try:
+            return self.registry.build(entry, self.context("converters", entry.name))
+        except PluginBrokenError as exc:
+            cause = exc.__cause__
+            error = (f"converter plugin {entry.name!r}: {cause.message}. {cause.hint}"
+                     if isinstance(cause, ConverterUnavailableError) else exc.message)
+            activation = Activation("converters", entry.name, "none", routes, error=error)
+            self._activations[("converters", entry.name)] = activation
+            _log_fallback(activation, exc)
+            return None
 
     def chunker_plan(self) -> ChunkerPlan:
         """The picklable recipe of :meth:`chunker` for worker processes."""
@@ -516,7 +638,13 @@ class PluginSelection:
 
     @property
     def notes(self) -> list[str]:
-        """One line per broken plugin replaced by its default (for ``status``, ``plugins``)."""
+        """One line per broken plugin replaced by its default (or, a converter, left out), and per
+        built-in plugin given options it does not read (for ``status``, ``plugins``, ``doctor``)."""
+        return [a.note for a in self._activations.values() if a.note] + self.option_notes()
+
+    @property
+    def broken_notes(self) -> list[str]:
+        """:attr:`notes` of broken plugins only."""
         return [a.note for a in self._activations.values() if a.note]
 
     def active(self) -> dict[tuple[str, str], list[str]]:
@@ -534,21 +662,35 @@ class PluginSelection:
 
     def bundle(self) -> dict[str, Any]:
         """The signature bundle recorded with the index: per chunker route its plugin and
-        signature, and the embedder, reranker, store and source in use (by name; the embedder's
-        own signature lives with the vectors), with ``signature``, a SHA-256 of the rest."""
+        signature, the source in use, the store in use (as opened so far: the one that holds the
+        index), the embedder and reranker configured (by name; the embedder's own signature
+        lives with the vectors, a reranker invalidates nothing), per converter suffix its plugin
+        (and ``options``, the digest of its ``knowledgebase.plugins`` options, when it has any),
+        with ``signature``, a SHA-256 of the rest.
+
+        Only what is built here for every caller alike (chunkers, source) is recorded by the name
+        in use after a fallback: a name that depended on what a command happened to build (an
+        embedder that fell back while indexing, not built by ``status``) made ``up_to_date``
+        false forever (a user trial)."""
         import hashlib
         import json
 
         chunker = self.chunker()
         c = self.config
+        if not self.registry.find("sources", c.source).builtin:
+            self.source()  # it may fall back (the built-in is the default: it cannot)
+        converters: dict[str, Any] = {}
+        for suffix, name in c.converters:
+            digest = options_digest(c.options_for(name))
+            converters[suffix] = {"plugin": name, **({"options": digest} if digest else {})}
         data: dict[str, Any] = {
             "chunkers": {route: {"plugin": self.used("chunkers", name), "signature": chunker.route_signature(route)}
                          for route, name in c.chunkers.routes()},
-            "embedder": {"plugin": self.used("embedders", c.embedder.provider), "model": c.embedder.model_name},
-            "reranker": {"plugin": self.used("rerankers", c.reranker.provider)},
+            "embedder": {"plugin": c.embedder.provider, "model": c.embedder.model_name},
+            "reranker": {"plugin": c.reranker.provider},
             "store": {"plugin": self.used("stores", c.store)},
             "source": {"plugin": self.used("sources", c.source)},
-            "converters": {suffix: {"plugin": name} for suffix, name in c.converters},
+            "converters": converters,
         }
         data["signature"] = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
         return data
@@ -604,6 +746,7 @@ def plugin_listing(registry: PluginRegistry, selection: PluginSelection | None, 
     bundle_signature = None
     if selection is not None:
         bundle = selection.bundle()
+        selection.converters()  # built lazily while indexing: a broken one would go unseen
         bundle_signature = bundle["signature"]
         active = selection.active()
         for activation in selection.activations:

@@ -19,7 +19,7 @@ from hermes_workspace.adapters.progress_sinks import NullProgressSink
 from hermes_workspace.container import build_container
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError, UnknownPluginError
-from hermes_workspace.domain.plugins import CATEGORIES, RoutedChunker
+from hermes_workspace.domain.plugins import CATEGORIES, RoutedChunker, options_digest
 from hermes_workspace.entrypoints.cli import main
 from hermes_workspace.registry import (
     BUILTIN_ENTRY_POINTS,
@@ -156,8 +156,13 @@ def test_routes_pick_suffix_then_kind_then_default() -> None:
         (PluginEntry("chunkers", "marker", "tests.plugin_fixtures:shapeless_factory", "example-plugins", "1"),
          "chunker plugin 'marker' (tests.plugin_fixtures:shapeless_factory) built a object, which lacks "
          "signature, chunk of the chunker port"),
+        # Found by a user trial: a signature that raised crashed plugins/status/index (exit 70)
+        # while doctor said all was well.
+        (PluginEntry("chunkers", "marker", "tests.plugin_fixtures:signature_fails_chunker", "example-plugins", "1"),
+         "chunker plugin 'marker' (tests.plugin_fixtures:signature_fails_chunker) has a signature that fails: "
+         "KeyError: 'version'"),
     ],
-    ids=["import", "factory", "shape"],
+    ids=["import", "factory", "shape", "signature"],
 )
 def test_a_broken_chunker_falls_back_to_the_builtin_with_a_note(home: Path, entry: PluginEntry, error: str) -> None:
     docs = make_docs(home)
@@ -364,3 +369,132 @@ def test_a_misspelt_chunker_stops_index_but_not_search(home: Path, capsys: pytes
     assert (error["code"], error["message"].split(":")[0]) == ("plugin_unknown", 'knowledgebase.chunkers[".ini"]')
     assert main(["plugins"]) == 0
     assert json.loads(capsys.readouterr().out)["notes"][0].startswith('knowledgebase.chunkers[".ini"]: no chunker')
+
+
+# -- broken plugins of every category are reported (a user trial of issue 11) -------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "error"),
+    [
+        ("tests.plugin_fixtures:failing_factory",
+         "converter plugin 'conv' (tests.plugin_fixtures:failing_factory) failed when built: RuntimeError: "
+         "the plugin's model file is missing"),
+        ("tests.plugin_fixtures:shapeless_factory",
+         "converter plugin 'conv' (tests.plugin_fixtures:shapeless_factory) built a object, which lacks convert "
+         "of the converter port"),
+        ("tests.plugin_fixtures:signature_fails_chunker",
+         "converter plugin 'conv' (tests.plugin_fixtures:signature_fails_chunker) built a SignatureFailsChunker, "
+         "which lacks convert of the converter port"),
+    ],
+    ids=["factory", "shape", "wrong-port"],
+)
+def test_a_broken_converter_is_reported_by_plugins_status_and_doctor(home: Path, target: str, error: str) -> None:
+    """Converters are built lazily while indexing: `plugins` showed a broken one as ok, and
+    `status` and doctor did not mention it."""
+    docs = make_docs(home)
+    (docs / "report.pdf").write_bytes(b"%PDF-1.4 not really\n")
+    write_config(home, "knowledgebase:\n  converters:\n    .pdf: conv\n")
+    entry = PluginEntry("converters", "conv", target, "example-plugins", "1")
+    note = f"{error}; files ending in .pdf are left out of the index (skipped as converter_unavailable)"
+    with Workspace.open(home, plugin_registry=registry_with(entry)) as ws:
+        listing = ws.plugins().to_json()
+        [row] = [p for p in listing["plugins"] if p["name"] == "conv"]
+        assert (row["status"], row["error"], row["used_for"]) == ("broken", error, [".pdf"])
+        assert listing["notes"] == [note]
+        assert ws.status_report()["plugins"]["notes"] == [note]
+        doctor = ws.doctor().check("plugins")
+        assert (doctor.status, doctor.detail) == ("failed", note)
+        summary = ws.index()
+        assert summary.skipped == {"converter_unavailable": 1}
+        assert summary.files_indexed == 6
+
+
+def test_a_broken_source_is_reported_and_the_index_is_up_to_date_after_reindexing(home: Path) -> None:
+    """The source fell back while indexing, but `status` (which never built it) computed the
+    bundle with the configured name: `up_to_date` stayed false however often one re-indexed."""
+    make_docs(home)
+    write_config(home, "knowledgebase:\n  source:\n    provider: cloud\n")
+    entry = PluginEntry("sources", "cloud", "tests.plugin_fixtures:failing_factory", "example-plugins", "1")
+    note = ("source plugin 'cloud' (tests.plugin_fixtures:failing_factory) failed when built: RuntimeError: "
+            "the plugin's model file is missing; using filesystem instead for source")
+    with Workspace.open(home, plugin_registry=registry_with(entry)) as ws:
+        assert ws.index().files_indexed == 6
+    with Workspace.open(home, plugin_registry=registry_with(entry)) as ws:
+        status = ws.status_report()["plugins"]
+        assert (status["up_to_date"], status["notes"]) == (True, [note])
+    with Workspace.open(home, plugin_registry=registry_with(entry)) as ws:
+        listing = ws.plugins().to_json()
+        assert (listing["up_to_date"], listing["notes"]) == (True, [note])
+        [row] = [p for p in listing["plugins"] if p["name"] == "cloud"]
+        assert row["status"] == "broken"
+    with Workspace.open(home, plugin_registry=registry_with(entry)) as ws:
+        doctor = ws.doctor().check("plugins")
+        assert (doctor.status, doctor.detail) == ("failed", note)
+
+
+def test_a_broken_embedder_that_fell_back_while_indexing_leaves_the_index_up_to_date(home: Path) -> None:
+    make_docs(home)
+    write_config(home, "knowledgebase:\n  embedder:\n    provider: vectors\n")
+    entry = PluginEntry("embedders", "vectors", "tests.plugin_fixtures:failing_factory", "example-plugins", "1")
+    with Workspace.open(home, plugin_registry=registry_with(entry)) as ws:
+        assert ws.index().files_indexed == 6
+    with Workspace.open(home, plugin_registry=registry_with(entry)) as ws:
+        assert ws.status_report()["plugins"]["up_to_date"] is True
+
+
+def test_a_broken_store_with_no_index_yet_still_lists_the_plugins(home: Path) -> None:
+    """`plugins` and `status` exited 69 blaming the built-in store (which had no index to open
+    read-only yet), with a hint to run `plugins`."""
+    write_config(home, "knowledgebase:\n  store:\n    provider: vault\n")
+    entry = PluginEntry("stores", "vault", "tests.plugin_fixtures:failing_factory", "example-plugins", "1")
+    note = ("store plugin 'vault' (tests.plugin_fixtures:failing_factory) failed when built: RuntimeError: "
+            "the plugin's model file is missing; using sqlite-fts5 instead for store")
+    with Workspace.open(home, plugin_registry=registry_with(entry)) as ws:
+        listing = ws.plugins().to_json()
+        assert (listing["notes"], listing["up_to_date"]) == ([note], None)
+        [row] = [p for p in listing["plugins"] if p["name"] == "vault"]
+        assert row["status"] == "broken"
+        status = ws.status_report()
+        assert (status["indexed"], status["plugins"]["notes"]) == (False, [note])
+
+
+def test_converter_options_count_in_the_bundle(home: Path) -> None:
+    make_docs(home)
+    with Workspace.open(home) as ws:
+        ws.index()
+        assert ws.status_report()["plugins"]["up_to_date"] is True
+    write_config(home, "knowledgebase:\n  plugins:\n    markitdown: {style: atx}\n")
+    with Workspace.open(home) as ws:
+        bundle = ws._container.plugins().bundle()
+        assert bundle["converters"][".epub"] == {"plugin": "markitdown", "options": options_digest({"style": "atx"})}
+        assert bundle["converters"][".pdf"] == {"plugin": "pypdf"}
+        assert ws.status_report()["plugins"]["up_to_date"] is False
+
+
+def test_options_a_builtin_plugin_does_not_read_are_noted(home: Path) -> None:
+    write_config(home, "knowledgebase:\n  plugins:\n    pypdf: {bogus: 1}\n"
+                       "    tree-sitter: {min_words: 5, modee: text}\n    chonkie: {mode: text}\n")
+    notes = ["knowledgebase.plugins.pypdf: pypdf takes no options; ignored: bogus",
+             "knowledgebase.plugins.tree-sitter: the built-in chunker tree-sitter takes min_words and mode; "
+             "ignored: modee"]
+    with Workspace.open(home) as ws:
+        assert ws.plugins().to_json()["notes"] == notes
+        assert ws.status_report()["plugins"]["notes"] == notes
+        doctor = ws.doctor().check("plugins")
+        assert (doctor.status, doctor.detail) == ("passed", "every configured plugin loads; " + "; ".join(notes))
+
+
+def test_every_unknown_name_is_reported(home: Path) -> None:
+    write_config(home, "knowledgebase:\n  chunkers:\n    .ini: nope1\n    .md: nope2\n"
+                       "  converters:\n    .pdf: nope3\n  plugins:\n    nope4: {a: 1}\n")
+    with Workspace.open(home) as ws:
+        notes = ws.plugins().to_json()["notes"]
+        assert [note.split(":")[0] for note in notes] == [
+            'knowledgebase.chunkers[".ini"]', 'knowledgebase.chunkers[".md"]', 'knowledgebase.converters[".pdf"]',
+            "knowledgebase.plugins.nope4"]
+        with pytest.raises(UnknownPluginError) as raised:
+            ws.index()
+    message = raised.value.message
+    assert message.startswith("4 unknown plugin names: ")
+    assert all(f"named {name!r}" in message for name in ("nope1", "nope2", "nope3", "nope4"))

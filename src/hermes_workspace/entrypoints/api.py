@@ -349,10 +349,12 @@ class Workspace:
         selection, notes = None, []
         try:
             selection = container.plugins()
-            selection.check_indexing_names()
+            unknown = selection.unknown_names()
         except UnknownPluginError as exc:
+            selection, unknown = None, [exc]
+        if unknown:
             selection = None
-            notes.append(f"{exc.message}. {exc.hint}")
+            notes.extend(f"{exc.message}. {exc.hint}" for exc in unknown)
         recorded = self._recorded_plugins() if selection is not None else None  # the store is a plugin too
         return plugin_listing(container.plugin_registry(), selection, recorded=recorded, notes=notes)
 
@@ -659,13 +661,19 @@ class Workspace:
         try:
             plugins = self._container.plugins()
             plugins.chunker()
+            plugins.source()
+            plugins.converters()
             self._container.embedder()
             self._container.reranker()
         except WorkspaceError as exc:
             return DoctorCheck("plugins", "failed", exc.message, {"code": exc.code})
-        notes = plugins.notes
-        if notes:
-            return DoctorCheck("plugins", "failed", "; ".join(notes), {"broken": len(notes)})
+        broken = plugins.broken_notes
+        if broken:
+            return DoctorCheck("plugins", "failed", "; ".join(broken), {"broken": len(broken)})
+        ignored = plugins.option_notes()
+        if ignored:
+            return DoctorCheck("plugins", "passed", "every configured plugin loads; " + "; ".join(ignored),
+                               {"ignored_options": len(ignored)})
         return DoctorCheck("plugins", "passed", "every configured plugin loads")
 
     def semantic_status(self) -> dict[str, Any]:
@@ -731,11 +739,12 @@ class Workspace:
         """``status``'s ``plugins``: ``{"signature", "indexed_signature", "up_to_date", "notes"}``
         (see :meth:`plugins`), without importing the plugins nobody selected."""
         plugins = self._container.plugins()
+        recorded = self._recorded_plugins()  # first: the bundle names the store opened (after a fallback)
         if not self._container.chunker.overridden:
             signature = plugins.bundle()["signature"]
+            plugins.converters(builtin=False)  # built lazily while indexing: a broken one would go unseen
         else:
             signature = None
-        recorded = self._recorded_plugins()
         indexed = (recorded or {}).get("signature")
         return {
             "signature": signature,

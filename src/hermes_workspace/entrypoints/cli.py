@@ -21,7 +21,9 @@ To mount these commands in another cyclopts program as ``<host> workspace ...``:
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import io
 import json
 import os
 import re
@@ -64,6 +66,8 @@ class _Options:
     quiet: bool = False
     errors_on_stderr: bool = False
     """The command's stdout is a protocol channel (``mcp``): errors go to stderr, see :func:`_emit_error`."""
+    owns_stdout: bool = False
+    """The process runs the CLI (:func:`main`): descriptor 1 may be diverted while a command runs."""
 
 
 _options = _Options()
@@ -555,7 +559,8 @@ def launcher(
     configure_cli_logging("error" if quiet and log_level == "warning" else log_level,
                           resolved_home / "logs" / "workspace.log")
     try:
-        result = app(tokens, exit_on_error=False, print_error=False)
+        with _stdout_kept_for_the_result(tokens):
+            result = app(tokens, exit_on_error=False, print_error=False)
     except CycloptsError as exc:
         return _emit_error(_usage_error(exc))
     except WorkspaceError as exc:
@@ -578,6 +583,56 @@ def launcher(
         _render(result)
         return result.exit_code
     return result if isinstance(result, int) else 0
+
+
+_HELP_FLAGS = frozenset({"--help", "-h", "--version"})
+
+
+@contextmanager
+def _stdout_kept_for_the_result(tokens: tuple[str, ...] | list[str]) -> Iterator[None]:
+    """While a command runs, whatever else writes to stdout (a plugin's ``print``, a library's
+    banner) goes to stderr, so that stdout carries only the result :func:`_render` writes
+    afterwards (or the error): a user trial found a plugin's ``print`` before the JSON of
+    ``status``. ``sys.stdout`` is redirected, and, when the process runs the CLI (:func:`main`)
+    and ``sys.stdout`` writes file descriptor 1, so is descriptor 1 (C-level writes, and the
+    worker processes, which inherit it). Not for ``mcp`` (it claims stdout for the protocol
+    itself: :func:`~hermes_workspace.entrypoints.mcp_server.serve`) nor for help and version
+    text (cyclopts prints it while "running" the command)."""
+    if _serves_a_protocol(tokens) or _HELP_FLAGS.intersection(tokens[: _options_end(tokens)]):
+        yield
+        return
+    saved = _divert_descriptor_1() if _options.owns_stdout else None
+    try:
+        with contextlib.redirect_stdout(sys.stderr if sys.stderr is not None else io.StringIO()):
+            yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _options_end(tokens: tuple[str, ...] | list[str]) -> int:
+    return tokens.index("--") if "--" in tokens else len(tokens)
+
+
+def _divert_descriptor_1() -> int | None:
+    """Point descriptor 1 at stderr's; the duplicate of the old one to restore, or ``None`` when
+    ``sys.stdout`` is not descriptor 1 (a test's capture, an embedding host) or it cannot be done."""
+    try:
+        if sys.stdout is None or sys.stderr is None or sys.stdout.fileno() != 1 or sys.stderr.fileno() != 2:
+            return None
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (AttributeError, OSError, ValueError):
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        return None
+    return saved
 
 
 def _render(output: _Output) -> None:
@@ -837,6 +892,7 @@ def main(argv: list[str] | None = None) -> int:
     cannot be written (stdout closed, disk full, a closed pipe) ends the run with exit 74.
     While it runs, SIGTERM and SIGHUP stop the command like Ctrl-C (error ``terminated``, exit 143 or 129)."""
     tokens = sys.argv[1:] if argv is None else argv
+    _options.owns_stdout = True
     try:
         with _sigterm_stops_the_command():
             return _main(tokens)

@@ -777,18 +777,19 @@ def serve(
         host = check_loopback(host)
         if not 0 <= port <= 65535:
             raise UsageError(f"--port must be 0..65535, got {port}")
-    pool, log_file = open_pool(home)
-    try:
-        server = build_server(pool, allow_write=allow_write, log_file=log_file)
-        if http:
-            listener = bind_listener(host, port)
-            anyio.run(_serve_http, server, listener)
-        else:
-            anyio.run(_serve_stdio, server)
-    finally:
-        if listener is not None:
-            listener.close()
-        pool.close()
+    with contextlib.nullcontext(None) if http else _claim_stdout() as wire:
+        pool, log_file = open_pool(home)
+        try:
+            server = build_server(pool, allow_write=allow_write, log_file=log_file)
+            if http:
+                listener = bind_listener(host, port)
+                anyio.run(_serve_http, server, listener)
+            else:
+                anyio.run(_serve_stdio, server, wire)
+        finally:
+            if listener is not None:
+                listener.close()
+            pool.close()
     return 0
 
 
@@ -829,9 +830,11 @@ def bind_listener(host: str, port: int) -> socket.socket:
     return listener
 
 
-async def _serve_stdio(server: Any) -> None:
+async def _serve_stdio(server: Any, stdout: Any = None) -> None:
+    """Serve on stdin and ``stdout`` (a text stream, :func:`_claim_stdout`; ``None``: the SDK's own)."""
     with _claim_stdin() as wire:
-        async with stdio_server(stdin=StdinLines(wire)) as (read_stream, write_stream):  # type: ignore[arg-type]
+        replies = anyio.wrap_file(stdout) if stdout is not None else None
+        async with stdio_server(stdin=StdinLines(wire), stdout=replies) as (read_stream, write_stream):  # type: ignore[arg-type]
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -919,6 +922,45 @@ class StdinLines:
         async with receive:
             async for line in receive:
                 yield line
+
+
+@contextlib.contextmanager
+def _claim_stdout() -> Iterator[Any]:
+    """The client's stdout as a private UTF-8 text stream for the protocol alone, for the whole
+    life of the stdio server (from before the workspace is opened): meanwhile ``sys.stdout`` is
+    ``sys.stderr`` and file descriptor 1 points at stderr's, so that a plugin's ``print``, a C
+    library's write and a child process's output go to stderr instead of corrupting the
+    JSON-RPC stream (a user trial found ``conv-print: built`` from a converter plugin there).
+    Both are restored afterwards (the private descriptor is never closed). Yields ``None`` (the SDK then claims stdout itself, for the
+    time of the transport only) when ``sys.stdout`` is not descriptor 1 (an embedding host, a
+    test's capture) or it cannot be duplicated."""
+    try:
+        if sys.stdout is None or sys.stderr is None or sys.stdout.fileno() != 1:
+            raise ValueError("stdout is not file descriptor 1")
+        sys.stdout.flush()
+        private = os.dup(1)
+    except (AttributeError, OSError, ValueError):
+        yield None
+        return
+    # Where descriptor 1 cannot be diverted, Python-level writes are still kept off the wire.
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(sys.stderr.fileno(), 1)
+    import io
+
+    original = sys.stdout
+    sys.stdout = sys.stderr
+    wire = io.TextIOWrapper(os.fdopen(private, "wb", closefd=False), encoding="utf-8", newline="\n")
+    try:
+        yield wire
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            wire.flush()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+        sys.stdout = original
+        with contextlib.suppress(OSError):
+            os.dup2(private, 1)
+        # The private descriptor stays open: a reply's write cut off by SIGTERM may still hold it.
 
 
 @contextlib.contextmanager
