@@ -366,9 +366,13 @@ def test_a_misspelt_chunker_stops_index_but_not_search(home: Path, capsys: pytes
     assert json.loads(capsys.readouterr().out)["status"] == "verified"
     assert main(["index"]) == 78
     error = json.loads(capsys.readouterr().out)["error"]
-    assert (error["code"], error["message"].split(":")[0]) == ("plugin_unknown", 'knowledgebase.chunkers[".ini"]')
+    assert error["code"] == "plugin_unknown"
+    assert error["message"].startswith('2 unknown plugin names: knowledgebase.chunkers[".ini"]: no chunker plugin '
+                                       "named 'ini-tabels'")
+    assert """; knowledgebase.converters[".pdf"]: no converter plugin named 'pdfminr'""" in error["message"]
     assert main(["plugins"]) == 0
-    assert json.loads(capsys.readouterr().out)["notes"][0].startswith('knowledgebase.chunkers[".ini"]: no chunker')
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert [n.split(": no ")[0] for n in notes[:2]] == ['knowledgebase.chunkers[".ini"]', 'knowledgebase.converters[".pdf"]']
 
 
 # -- broken plugins of every category are reported (a user trial of issue 11) -------------------------
