@@ -799,6 +799,16 @@ class _LyingChunker:
             return [replace(good[0], line_start=500, line_end=400), *good[1:]]
         if self.shape == "content":
             return [replace(good[0], content="made up"), *good[1:]]
+        if self.shape == "empty":
+            return []
+        if self.shape == "tokens":
+            return [replace(good[0], tokens="many"), *good[1:]]
+        if self.shape == "kind":
+            return [replace(good[0], kind="banana"), *good[1:]]
+        if self.shape == "section":
+            return [replace(good[0], section=123), *good[1:]]
+        if self.shape == "reversed":
+            return list(reversed(good))
         return [replace(c, index=7 + i) for i, c in enumerate(good)]  # "indexes": renumbered, accepted
 
 
@@ -807,6 +817,11 @@ class _LyingChunker:
     ("dicts", "ValueError: item 0 of the chunker's list is a dict, not a Chunk"),
     ("lines", "ValueError: chunk 0: lines 500-400 given, its content is on lines 1-1"),
     ("content", "ValueError: chunk 0: its content is not the text from start_char 0 to end_char"),
+    # Found by a third trial: `[]` for a file with text dropped it as "empty".
+    ("empty", "ValueError: the chunker returned no chunk for a text that is not blank"),
+    ("kind", "ValueError: chunk 0: kind is 'banana', not one of markdown, code, text"),
+    ("section", "ValueError: chunk 0: section is a int, not text or None"),
+    ("reversed", "ValueError: chunk 1 starts before chunk 0: chunks come in text order"),
 ])
 def test_a_chunker_output_that_breaks_the_contract_is_never_stored(
     source: InMemoryFileSource, shape: str, problem: str
@@ -830,3 +845,13 @@ def test_a_chunker_output_with_other_indexes_is_renumbered(source: InMemoryFileS
     summary = make(source, store=store, chunker=_LyingChunker("indexes")).execute(RecordingProgressSink())
     assert summary.notes == []
     assert [c.index for c in store.files[WS / "docs" / "long.md"][1]] == [0, 1, 2]
+
+
+def test_a_chunker_s_token_counts_are_counted_again(source: InMemoryFileSource) -> None:
+    """Found by a third trial: `tokens="many"` was stored and broke every search that ranked the
+    chunk (exit 70); tokens are words of the content, counted by us."""
+    store = InMemoryIndexStore()
+    source.write(WS / "docs" / "long.md", paragraphs(3))
+    summary = make(source, store=store, chunker=_LyingChunker("tokens")).execute(RecordingProgressSink())
+    assert summary.notes == []
+    assert [c.tokens for c in store.files[WS / "docs" / "long.md"][1]] == [10, 10, 10]

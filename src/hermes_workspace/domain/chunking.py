@@ -651,8 +651,10 @@ def checked_chunks(text: str, chunks: object) -> list[Chunk]:
     """What a chunker returned for ``text``, checked against the contract every chunk of the index
     keeps (DESIGN.md §5): a list of :class:`Chunk` whose ``content`` is
     ``text[start_char:end_char]`` and whose 1-based, inclusive ``line_start..line_end`` are the
-    lines of that content. ``index`` is renumbered 0, 1, ... when it is not already. A plugin's
-    output is never stored unchecked: a wrong line range would send an agent to the wrong place.
+    lines of that content, in text order, with fields of their types (``kind`` one of
+    markdown, code, text; ``page`` a page number or None...). ``index`` is renumbered 0, 1, ...
+    and ``tokens`` counted again (words). A plugin's output is never stored unchecked: a wrong
+    line range would send an agent to the wrong place, a wrong type break every search.
 
     Raises:
         ValueError: the first way the output breaks the contract (the caller falls back to the
@@ -660,11 +662,18 @@ def checked_chunks(text: str, chunks: object) -> list[Chunk]:
     """
     if not isinstance(chunks, (list, tuple)):
         raise ValueError(f"the chunker returned {type(chunks).__name__}, not a list of Chunk")
+    if not chunks and text.strip():
+        raise ValueError("the chunker returned no chunk for a text that is not blank")
     lines: LineIndex | None = None
     out: list[Chunk] = []
+    previous_start = -1
     for position, chunk in enumerate(chunks):
         if not isinstance(chunk, Chunk):
             raise ValueError(f"item {position} of the chunker's list is a {type(chunk).__name__}, not a Chunk")
+        _check_fields(position, chunk)
+        if chunk.start_char < previous_start:
+            raise ValueError(f"chunk {position} starts before chunk {position - 1}: chunks come in text order")
+        previous_start = chunk.start_char
         if not (0 <= chunk.start_char <= chunk.end_char <= len(text)) or \
                 text[chunk.start_char:chunk.end_char] != chunk.content:
             raise ValueError(f"chunk {position}: its content is not the text from start_char {chunk.start_char} "
@@ -674,5 +683,40 @@ def checked_chunks(text: str, chunks: object) -> list[Chunk]:
         if (chunk.line_start, chunk.line_end) != span:
             raise ValueError(f"chunk {position}: lines {chunk.line_start}-{chunk.line_end} given, its content is on "
                              f"lines {span[0]}-{span[1]}")
-        out.append(chunk if chunk.index == position else replace(chunk, index=position))
+        tokens = count_words(chunk.content)  # words, whatever the plugin counted
+        definitions = tuple(chunk.definitions)
+        if chunk.index != position or chunk.tokens != tokens or definitions is not chunk.definitions:
+            chunk = replace(chunk, index=position, tokens=tokens, definitions=definitions)
+        out.append(chunk)
     return out
+
+
+_CHUNK_KINDS = ("markdown", "code", "text")
+
+
+def _check_fields(position: int, chunk: Chunk) -> None:
+    """Raise ValueError when a field of ``chunk`` has a type or value no stored chunk may have
+    (the store, ranking and JSON output rely on them: a text ``tokens`` broke every search that
+    ranked the chunk)."""
+    def whole(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    problems = []
+    for name in ("start_char", "end_char", "line_start", "line_end"):
+        if not whole(getattr(chunk, name)):
+            problems.append(f"{name} is {getattr(chunk, name)!r}, not a whole number")
+    if not isinstance(chunk.content, str):
+        problems.append(f"content is a {type(chunk.content).__name__}, not text")
+    if chunk.kind not in _CHUNK_KINDS:
+        problems.append(f"kind is {chunk.kind!r}, not one of {', '.join(_CHUNK_KINDS)}")
+    for name in ("section", "breadcrumb", "anchor"):
+        value = getattr(chunk, name)
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{name} is a {type(value).__name__}, not text or None")
+    if chunk.page is not None and not (whole(chunk.page) and chunk.page >= 1):
+        problems.append(f"page is {chunk.page!r}, not a page number or None")
+    if isinstance(chunk.definitions, str) or not isinstance(chunk.definitions, (tuple, list)) or \
+            not all(isinstance(d, str) for d in chunk.definitions):
+        problems.append(f"definitions is {chunk.definitions!r}, not a list of names")
+    if problems:
+        raise ValueError(f"chunk {position}: " + "; ".join(problems))
