@@ -62,7 +62,12 @@ class PrintingChunker(MarkerChunker):
 
 
 def printing_chunker(context: PluginContext) -> PrintingChunker:
+    import atexit
+
     print("print-plugin: built")
+    # Output after the command: an exit handler (a third trial found its line after the JSON).
+    atexit.register(print, "print-plugin: at exit")
+    atexit.register(os.write, 1, b"print-plugin: at exit, file descriptor 1\n")
     return PrintingChunker(context)
 
 

@@ -53,8 +53,10 @@ def test_a_printing_plugin_leaves_the_cli_json_whole(loud_home: Path, workers: s
     for argv in (["status"], ["plugins"], ["doctor"], ["search", "rollback switch"]):
         run = _cli(loud_home, argv)
         assert run.returncode == 0, (argv, run.stdout, run.stderr)
-        data = json.loads(run.stdout)  # nothing but the JSON on stdout
+        data = json.loads(run.stdout)  # nothing but the JSON on stdout, also after the command
         assert "print-plugin" not in run.stdout
+        if argv != ["search", "rollback switch"]:  # search builds no chunker
+            assert "print-plugin: at exit, file descriptor 1" in run.stderr
         if argv == ["search", "rollback switch"]:
             assert data[0]["path"] == str(loud_home / "workspace" / "app.ini")
         if argv == ["status"]:

@@ -67,6 +67,9 @@ class _Options:
     errors_on_stderr: bool = False
     """The command's stdout is a protocol channel (``mcp``): errors go to stderr, see :func:`_emit_error`."""
     owns_stdout: bool = False
+    result_stream: Any = None
+    """Where results go once descriptor 1 was diverted to stderr (see
+    :func:`_stdout_kept_for_the_result`); ``None``: ``sys.stdout``."""
     """The process runs the CLI (:func:`main`): descriptor 1 may be diverted while a command runs."""
 
 
@@ -487,7 +490,8 @@ def mcp_command(
                              "(the default transport is stdio)",
                              hint="Add --http to serve streamable HTTP, or leave them out for stdio.")
     return serve(_options.home, http=http, host=host or "127.0.0.1",
-                 port=DEFAULT_PORT if port is None else port, allow_write=allow_write)
+                 port=DEFAULT_PORT if port is None else port, allow_write=allow_write,
+                 keep_stdout_claimed=_options.owns_stdout)
 
 
 def _human_status(console: Any, data: dict[str, Any]) -> None:
@@ -601,16 +605,22 @@ def _stdout_kept_for_the_result(tokens: tuple[str, ...] | list[str]) -> Iterator
     if _serves_a_protocol(tokens) or _HELP_FLAGS.intersection(tokens[: _options_end(tokens)]):
         yield
         return
-    saved = _divert_descriptor_1() if _options.owns_stdout else None
-    try:
+    if _options.result_stream is not None:  # already diverted (a second command in one process)
         with contextlib.redirect_stdout(sys.stderr if sys.stderr is not None else io.StringIO()):
             yield
-    finally:
-        if saved is not None:
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.flush()
-            os.dup2(saved, 1)
-            os.close(saved)
+        return
+    saved = _divert_descriptor_1() if _options.owns_stdout else None
+    if saved is not None:
+        # Descriptor 1 stays on stderr until the process ends, and the result goes to the real
+        # stdout through a stream of its own: a plugin's exit handler or background thread,
+        # which runs after the command, cannot write there either (a third trial's `atexit`
+        # print corrupted the JSON of every command that loaded the plugin).
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        _options.result_stream = io.TextIOWrapper(
+            os.fdopen(saved, "wb", closefd=False), encoding=encoding, errors="backslashreplace", newline=None,
+        )
+    with contextlib.redirect_stdout(sys.stderr if sys.stderr is not None else io.StringIO()):
+        yield
 
 
 def _options_end(tokens: tuple[str, ...] | list[str]) -> int:
@@ -636,15 +646,21 @@ def _divert_descriptor_1() -> int | None:
 
 
 def _render(output: _Output) -> None:
+    out = _result_stream()
     if _options.human:
         # No emoji codes: a file named `:fire:.md` is shown as written.
         output.human(_human_console())
     elif output.raw is not None:
-        sys.stdout.write(output.raw + "\n")
-        sys.stdout.flush()
+        out.write(output.raw + "\n")
+        out.flush()
     else:
-        sys.stdout.write(escape_json_surrogates(json.dumps(output.data, ensure_ascii=False, indent=2)) + "\n")
-        sys.stdout.flush()
+        out.write(escape_json_surrogates(json.dumps(output.data, ensure_ascii=False, indent=2)) + "\n")
+        out.flush()
+
+
+def _result_stream() -> Any:
+    """The stream results are written to: the real stdout (see :attr:`_Options.result_stream`)."""
+    return _options.result_stream if _options.result_stream is not None else sys.stdout
 
 
 def _human_console() -> Any:
@@ -658,7 +674,7 @@ def _human_console() -> Any:
             self.quiet = True
             raise BrokenPipeError(errno.EPIPE, "the output pipe was closed")
 
-    return _Console(soft_wrap=True, highlight=False, emoji=False)
+    return _Console(file=_options.result_stream, soft_wrap=True, highlight=False, emoji=False)
 
 
 def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
@@ -676,8 +692,9 @@ def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
         sys.stderr.write(escape_json_surrogates(json.dumps({"error": error.to_json()}, ensure_ascii=False)) + "\n")
         sys.stderr.flush()
     else:
-        sys.stdout.write(escape_json_surrogates(json.dumps({"error": error.to_json()}, ensure_ascii=False)) + "\n")
-        sys.stdout.flush()
+        out = _result_stream()
+        out.write(escape_json_surrogates(json.dumps({"error": error.to_json()}, ensure_ascii=False)) + "\n")
+        out.flush()
     return exit_code if exit_code is not None else error.exit_code
 
 

@@ -760,8 +760,11 @@ def serve(
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
     allow_write: bool = False,
+    keep_stdout_claimed: bool = False,
 ) -> int:
     """Run the server until stdin ends (stdio) or the process is stopped (HTTP); returns 0.
+    ``keep_stdout_claimed``: the process ends with the server (the CLI), so stdout stays diverted
+    to stderr after it, where a plugin's exit handler would otherwise write onto the wire.
     With ``http`` the port is bound before anything is served or announced (``port`` 0: any free
     port, the one taken is announced on stderr).
 
@@ -777,7 +780,7 @@ def serve(
         host = check_loopback(host)
         if not 0 <= port <= 65535:
             raise UsageError(f"--port must be 0..65535, got {port}")
-    with contextlib.nullcontext(None) if http else _claim_stdout() as wire:
+    with contextlib.nullcontext(None) if http else _claim_stdout(restore=not keep_stdout_claimed) as wire:
         pool, log_file = open_pool(home)
         try:
             server = build_server(pool, allow_write=allow_write, log_file=log_file)
@@ -925,13 +928,14 @@ class StdinLines:
 
 
 @contextlib.contextmanager
-def _claim_stdout() -> Iterator[Any]:
+def _claim_stdout(restore: bool = True) -> Iterator[Any]:
     """The client's stdout as a private UTF-8 text stream for the protocol alone, for the whole
     life of the stdio server (from before the workspace is opened): meanwhile ``sys.stdout`` is
     ``sys.stderr`` and file descriptor 1 points at stderr's, so that a plugin's ``print``, a C
     library's write and a child process's output go to stderr instead of corrupting the
     JSON-RPC stream (a user trial found ``conv-print: built`` from a converter plugin there).
-    Both are restored afterwards (the private descriptor is never closed). Yields ``None`` (the SDK then claims stdout itself, for the
+    Both are restored afterwards unless ``restore`` is false (the private descriptor is never
+    closed). Yields ``None`` (the SDK then claims stdout itself, for the
     time of the transport only) when ``sys.stdout`` is not descriptor 1 (an embedding host, a
     test's capture) or it cannot be duplicated."""
     try:
@@ -957,9 +961,10 @@ def _claim_stdout() -> Iterator[Any]:
             wire.flush()
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.flush()
-        sys.stdout = original
-        with contextlib.suppress(OSError):
-            os.dup2(private, 1)
+        if restore:
+            sys.stdout = original
+            with contextlib.suppress(OSError):
+                os.dup2(private, 1)
         # The private descriptor stays open: a reply's write cut off by SIGTERM may still hold it.
 
 
