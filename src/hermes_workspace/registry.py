@@ -278,14 +278,14 @@ class PluginRegistry:
         what = f"{SINGULAR[entry.category]} plugin {entry.name!r} ({entry.target})"
         try:
             factory = entry.load()
-        except Exception as exc:  # noqa: BLE001 - any import failure makes the plugin broken
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any import failure makes the plugin broken
             raise PluginBrokenError(f"{what} cannot be loaded: {type(exc).__name__}: {exc}") from exc
         make = getattr(factory, "from_context", factory)
         if not callable(make):
             raise PluginBrokenError(f"{what} is not callable (a factory taking a PluginContext is expected)")
         try:
             built = make(context)
-        except Exception as exc:  # noqa: BLE001 - any failure of a plugin's factory is reported
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of a plugin's factory is reported
             raise PluginBrokenError(f"{what} failed when built: {type(exc).__name__}: {exc}") from exc
         missing = missing_members(entry.category, built)
         if missing:
@@ -298,7 +298,7 @@ class PluginRegistry:
             # instead of failing `status`, `plugins` and `index` later (a user trial).
             try:
                 signature = built.signature
-            except Exception as exc:  # noqa: BLE001 - any failure of a plugin's own code is reported
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of a plugin's own code is reported
                 raise PluginBrokenError(f"{what} has a signature that fails: {type(exc).__name__}: {exc}") from exc
             if not isinstance(signature, str):
                 raise PluginBrokenError(f"{what} has a signature of type {type(signature).__name__}, not str")

@@ -793,6 +793,8 @@ class _LyingChunker:
         good = ParagraphChunker().chunk(text, path)
         if self.shape == "none":
             return None
+        if self.shape == "exit":
+            raise SystemExit(3)
         if self.shape == "dicts":
             return [{"content": c.content} for c in good]
         if self.shape == "lines":
@@ -822,6 +824,8 @@ class _LyingChunker:
     ("kind", "ValueError: chunk 0: kind is 'banana', not one of markdown, code, text"),
     ("section", "ValueError: chunk 0: section is a int, not text or None"),
     ("reversed", "ValueError: chunk 1 starts before chunk 0: chunks come in text order"),
+    # Found by a third trial: a plugin's sys.exit(3) ended the run (and the MCP server).
+    ("exit", "PluginExit: the plugin called sys.exit(3)"),
 ])
 def test_a_chunker_output_that_breaks_the_contract_is_never_stored(
     source: InMemoryFileSource, shape: str, problem: str

@@ -55,7 +55,7 @@ class Conversions:
                 found = self._load(name)
             except ConverterUnavailableError as exc:
                 found = exc
-            except Exception as exc:  # noqa: BLE001 - a broken converter is reported, never a traceback
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken converter is reported, never a traceback
                 reraise_interrupt(exc)
                 found = ConverterUnavailableError(
                     f"the {name} converter cannot be loaded ({type(exc).__name__}: {exc})"

@@ -26,6 +26,7 @@ from hermes_workspace.domain.errors import (
     ConversionError,
     ConverterUnavailableError,
     DecodeError,
+    PluginExit,
     reraise_interrupt,
 )
 from hermes_workspace.domain.filetypes import kind_for_path
@@ -184,8 +185,9 @@ def process_file(tools: FileTools, task: FileTask, *, chunking: ChunkingConfig) 
             document = conversions.document(converter, data, digest, task.file.path)
         except ConverterUnavailableError as exc:
             return FileOutcome("converter_unavailable", digest, size, problem=Problem.of(exc))
-        except Exception as exc:  # noqa: BLE001 - any conversion failure is this file's
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any conversion failure is this file's
             reraise_interrupt(exc)
+            exc = _no_exit(exc)
             return FileOutcome("failed", digest, size, stage="convert", problem=_conversion_problem(converter, exc),
                                changed=True)
         return _chunked(tools, document.text, converted_view(task.file.path), chunking, digest, size, None,
@@ -256,11 +258,16 @@ def _chunk(tools: FileTools, text: str, path: Path, chunking: ChunkingConfig) ->
         return build_chunks(text, [], kind=kind_for_path(path), overlap=0, max_chars=max_chars), None
     try:
         return checked_chunks(text, tools.chunker.chunk(text, path)), None
-    except Exception as exc:  # noqa: BLE001 - the fallback below is for any chunker failure or bad output
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the fallback below is for any chunker failure or bad output
         reraise_interrupt(exc)
-        fallback = Problem.of(exc)
+        fallback = Problem.of(_no_exit(exc))
     try:
         return checked_chunks(text, tools.fallback_chunker.chunk(text, path)), fallback
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         reraise_interrupt(exc)
-        raise _ChunkFailed(Problem.of(exc), fallback) from exc
+        raise _ChunkFailed(Problem.of(_no_exit(exc)), fallback) from exc
+
+
+def _no_exit(exc: BaseException) -> Exception:
+    """``exc``, or for a plugin's ``SystemExit`` a :class:`PluginExit` saying so."""
+    return PluginExit(exc.code) if isinstance(exc, SystemExit) else exc  # type: ignore[return-value]

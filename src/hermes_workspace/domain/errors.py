@@ -284,3 +284,12 @@ def reraise_interrupt(exc: BaseException) -> None:
             raise type(cause)(*cause.args) from exc
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
+
+
+class PluginExit(Exception):
+    """A plugin's code called ``sys.exit`` (``SystemExit``) while it was building, chunking or
+    converting: reported as that plugin's failure, so that one plugin cannot end the run or the
+    MCP server (a user trial's ``chunk()`` that exited killed both)."""
+
+    def __init__(self, code: object) -> None:
+        super().__init__(f"the plugin called sys.exit({code!r})")
