@@ -502,3 +502,17 @@ def test_every_unknown_name_is_reported(home: Path) -> None:
     message = raised.value.message
     assert message.startswith("4 unknown plugin names: ")
     assert all(f"named {name!r}" in message for name in ("nope1", "nope2", "nope3", "nope4"))
+
+
+def test_a_broken_embedder_is_listed_as_broken_by_plugins(home: Path) -> None:
+    """Found by a third trial: `plugins` listed a broken embedder as `ok` while `status` and
+    `doctor` said it fell back to none."""
+    broken = PluginEntry("embedders", "broken-emb", "tests.plugin_fixtures:failing_factory", "example-plugins", "1")
+    write_config(home, "knowledgebase:\n  embedder:\n    provider: broken-emb\n")
+    with Workspace.open(home, plugin_registry=registry_with(broken)) as ws:
+        data = ws.plugins().to_json()
+    [row] = [p for p in data["plugins"] if p["name"] == "broken-emb"]
+    assert (row["status"], row["active"]) == ("broken", False)
+    assert row["error"] == ("embedder plugin 'broken-emb' (tests.plugin_fixtures:failing_factory) failed when built: "
+                            "RuntimeError: the plugin's model file is missing")
+    assert any(note.startswith("embedder plugin 'broken-emb'") for note in data["notes"])

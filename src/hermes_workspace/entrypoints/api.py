@@ -355,6 +355,11 @@ class Workspace:
         if unknown:
             selection = None
             notes.extend(f"{exc.message}. {exc.hint}" for exc in unknown)
+        if selection is not None:
+            # Build the embedder and reranker (cheap: models load on first use), so that a broken
+            # one is listed as broken, as status and doctor say (a third trial found it "ok").
+            selection.embedder()
+            selection.reranker()
         recorded = self._recorded_plugins() if selection is not None else None  # the store is a plugin too
         return plugin_listing(container.plugin_registry(), selection, recorded=recorded, notes=notes)
 
