@@ -516,3 +516,22 @@ def test_a_broken_embedder_is_listed_as_broken_by_plugins(home: Path) -> None:
     assert row["error"] == ("embedder plugin 'broken-emb' (tests.plugin_fixtures:failing_factory) failed when built: "
                             "RuntimeError: the plugin's model file is missing")
     assert any(note.startswith("embedder plugin 'broken-emb'") for note in data["notes"])
+
+
+def test_the_index_summary_carries_the_plugin_notes(home: Path) -> None:
+    """Found by a third trial: `status` and `plugins` noted a broken plugin and options a
+    built-in does not read, the summary of the `index` that used them did not."""
+    make_docs(home)
+    broken = PluginEntry("chunkers", "marker", "tests.plugin_fixtures:failing_factory", "example-plugins", "1")
+    write_config(home, "knowledgebase:\n  chunkers:\n    .ini: marker\n  plugins:\n    tree-sitter: {min_word: 3}\n")
+    with Workspace.open(home, plugin_registry=registry_with(broken)) as ws:
+        notes = ws.index().notes
+    assert any(n.startswith("chunker plugin 'marker'") and n.endswith("using tree-sitter instead for .ini")
+               for n in notes)
+    assert any(n.startswith("knowledgebase.plugins.tree-sitter:") and "min_word" in n for n in notes)
+
+
+def test_a_misspelt_chunker_kind_suggests_the_kind() -> None:
+    with pytest.raises(ConfigError) as raised:
+        WorkspaceConfig.from_dict({"knowledgebase": {"chunkers": {"markdwn": "tree-sitter"}}})
+    assert raised.value.hint.startswith("Did you mean knowledgebase.chunkers.markdown? ")

@@ -6,6 +6,7 @@ Validation happens once, in :meth:`WorkspaceConfig.from_dict`, so every command 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
@@ -837,9 +838,11 @@ def _chunkers(value: Any) -> ChunkerRoutes:
                 raise ConfigError(f"{p} names the suffix {lowered} twice (suffixes are case-insensitive)")
             suffixes[lowered] = name
         else:
+            close = difflib.get_close_matches(key, ["default", *CHUNKER_KINDS], n=1, cutoff=0.7)
             raise ConfigError(
                 f"unknown key {p}.{key}",
-                hint=f"Keys are default, {', '.join(CHUNKER_KINDS)}, or a file suffix starting with a dot (.rst).",
+                hint=(f"Did you mean {p}.{close[0]}? " if close else "")
+                + f"Keys are default, {', '.join(CHUNKER_KINDS)}, or a file suffix starting with a dot (.rst).",
             )
     return ChunkerRoutes(
         default=default,

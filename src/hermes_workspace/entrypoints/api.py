@@ -323,7 +323,18 @@ class Workspace:
                 with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
                     summary = self._container.index_workspace().execute(sink)
             self._record_plugins()
+            self._add_plugin_notes(summary)
             return summary
+
+    def _add_plugin_notes(self, summary: IndexSummary) -> None:
+        """The run's plugin notes in its summary (a plugin that fell back to the default, options
+        a built-in does not read), which ``status`` and ``plugins`` also show: the summary is
+        what a user reads after ``index`` (a third trial found them missing there)."""
+        if self._container.chunker.overridden:
+            return
+        selection = self._container.plugins()
+        for note in [*selection.notes, *selection.option_notes()]:
+            summary.add_note(note)
 
     def _record_plugins(self) -> None:
         """Remember the plugin signature bundle with the index (a store that can; not when the
