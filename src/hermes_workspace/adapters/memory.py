@@ -306,7 +306,12 @@ class InMemoryIndexStore:
         self.commits += 1
 
     def search(
-        self, query: Query, *, path_prefix: str | tuple[str, ...] | None = None, glob: str | None = None, limit: int = 20
+        self,
+        query: Query,
+        *,
+        path_prefix: str | tuple[str, ...] | None = None,
+        glob: str | None = None,
+        limit: int = 20,
     ) -> list[SearchHit]:
         pattern = _compiled(glob)  # a malformed glob fails even for an empty query, as in SQLite
         if query.is_empty:
@@ -714,7 +719,12 @@ class InMemoryVectorIndex:
                 self._attached[self._by_id[job.chunk_id]] = None
 
     def search(
-        self, vector: Vector, *, path_prefix: str | tuple[str, ...] | None = None, glob: str | None = None, limit: int = 20
+        self,
+        vector: Vector,
+        *,
+        path_prefix: str | tuple[str, ...] | None = None,
+        glob: str | None = None,
+        limit: int = 20,
     ) -> list[SearchHit]:
         pattern = _compiled(glob)
         scored = []

@@ -382,7 +382,12 @@ class VectorIndex(Protocol):
         ...
 
     def search(
-        self, vector: Vector, *, path_prefix: str | tuple[str, ...] | None = None, glob: str | None = None, limit: int = 20
+        self,
+        vector: Vector,
+        *,
+        path_prefix: str | tuple[str, ...] | None = None,
+        glob: str | None = None,
+        limit: int = 20,
     ) -> list[SearchHit]:
         """The ``limit`` chunks whose vectors are nearest to ``vector`` (cosine), best first, as
         hits whose ``score`` is the cosine similarity. ``path_prefix`` and ``glob`` mean what they

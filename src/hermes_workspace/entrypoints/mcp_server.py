@@ -165,7 +165,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         method="search",
         description=(
             "Find WHERE something is in the user's indexed files: ranked hits, each with the absolute "
-            "`path`, its root's name `root_name`, the exact 1-based inclusive `line_start`..`line_end`, the chunk `content`, its "
+            "`path`, its root's name `root_name`, the exact 1-based inclusive `line_start`..`line_end`, the chunk "
+            "`content`, its "
             "`section`, and `stale: true` when the file changed since it was indexed (its lines may now "
             "hold other text). Use it to locate definitions, sections or mentions, or to list candidates. "
             "To answer a question from the content within a token budget use `retrieve` instead; to get "
@@ -205,7 +206,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "query": _QUERY,
                 "budget": {"type": "integer", "minimum": 1, "maximum": MAX_BUDGET,
                            "description": "Token budget of the whole response (default: the workspace's, 3200). "
-                           "A budget below the smallest possible response (about 230-270 tokens, more for a "
+                           "A budget below the smallest possible response (about 245-285 tokens, more for a "
                            "long query) is a usage error whose hint names the minimum."},
                 "path": _PATH_PREFIX,
                 "glob": _GLOB,
