@@ -99,9 +99,14 @@ def test_add_with_a_name_and_rename(tmp_path: Path) -> None:
     assert (renamed.action, renamed.previous.name, renamed.root.name) == ("updated", "alpha", "beta")
     assert renamed.message == f"renamed root alpha ({tmp_path / 'a'}) to beta"
     assert [r.name for r in ListRoots(repo, tmp_path).execute()] == ["workspace", "beta"]
+    (tmp_path / "c").mkdir()
+    AddRoot(repo, tmp_path).execute(tmp_path / "c")
+    pinned = AddRoot(repo, tmp_path).execute(tmp_path / "c", name="c")  # its default name, now written
+    assert (pinned.action, pinned.message) == ("updated", f"{tmp_path / 'c'} keeps the name c, now written to the config")
+    assert repo.config.roots[-1] == Root(tmp_path / "c", name="c")
     primary = RenameRoot(repo, tmp_path).execute("workspace", "main")
     assert primary.root.primary and repo.config.workspace_name == "main"
-    assert [r.name for r in ListRoots(repo, tmp_path).execute()] == ["main", "beta"]
+    assert [r.name for r in ListRoots(repo, tmp_path).execute()] == ["main", "beta", "c"]
 
 
 def test_add_and_rename_refuse_bad_or_taken_names(tmp_path: Path) -> None:

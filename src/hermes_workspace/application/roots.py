@@ -17,7 +17,8 @@ from hermes_workspace.domain.ports import ConfigRepository
 
 @dataclass
 class ListRoots:
-    """The primary workspace (recursive, ``primary=True``) followed by the added roots."""
+    """The primary workspace (recursive, ``primary=True``) followed by the added roots, each
+    with its name (:mod:`hermes_workspace.domain.root_names`)."""
 
     config: ConfigRepository
     home: Path

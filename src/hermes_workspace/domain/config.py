@@ -781,7 +781,7 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
         if not isinstance(item, Mapping) or not isinstance(item.get("path"), str) or not item["path"].strip():
             raise ConfigError(
                 f"knowledgebase.roots[{i}] must be a mapping with a non-empty 'path', got {item!r}",
-                hint="Each root looks like {path: /abs/dir, recursive: false}.",
+                hint="Each root looks like {path: /abs/dir, recursive: false} (name: optional).",
             )
         _check_keys(item, "knowledgebase.roots[]", name=f"knowledgebase.roots[{i}]")
         recursive = _bool(item, "recursive", False, f"knowledgebase.roots[{i}].recursive")

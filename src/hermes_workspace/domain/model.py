@@ -102,6 +102,9 @@ class RootChange:
             return f"{self.root.path} is the primary workspace, always indexed recursively; nothing changed"
         if self.action == "added":
             return f"added {self.root.path} as {self.root.name} ({mode(self.root)})"
+        if self.action == "updated" and previous is not None and previous.recursive == self.root.recursive:
+            # `roots add PATH --name N` with the name it had by default: the name is pinned.
+            return f"{self.root.path} keeps the name {self.root.name}, now written to the config"
         if self.action == "updated" and previous is not None:
             return f"{self.root.path} was already a root; changed from {mode(previous)} to {mode(self.root)}"
         other = "--no-recursive" if self.root.recursive else "--recursive"
