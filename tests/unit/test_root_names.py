@@ -102,7 +102,8 @@ def test_add_with_a_name_and_rename(tmp_path: Path) -> None:
     (tmp_path / "c").mkdir()
     AddRoot(repo, tmp_path).execute(tmp_path / "c")
     pinned = AddRoot(repo, tmp_path).execute(tmp_path / "c", name="c")  # its default name, now written
-    assert (pinned.action, pinned.message) == ("updated", f"{tmp_path / 'c'} keeps the name c, now written to the config")
+    assert pinned.action == "updated"
+    assert pinned.message == f"{tmp_path / 'c'} keeps the name c, now written to the config"
     assert repo.config.roots[-1] == Root(tmp_path / "c", name="c")
     primary = RenameRoot(repo, tmp_path).execute("workspace", "main")
     assert primary.root.primary and repo.config.workspace_name == "main"
@@ -200,7 +201,8 @@ def test_roots_select_files_and_every_hit_names_its_root() -> None:
     assert sorted(str(h.path) for h in two) == ["/other/c.md", "/ws/proj/b.md"]
     assert two.scope["roots"] == ["proj", "other"]  # in root order
     # A nested root is part of the root that holds it.
-    assert sorted(str(h.path) for h in search.execute("deployment", roots=["workspace"])) == ["/ws/a.md", "/ws/proj/b.md"]
+    nested = search.execute("deployment", roots=["workspace"])
+    assert sorted(str(h.path) for h in nested) == ["/ws/a.md", "/ws/proj/b.md"]
 
 
 def test_roots_and_path_must_both_hold() -> None:

@@ -582,7 +582,8 @@ class Workspace:
         ``KeyboardInterrupt``). Actions and their arguments: ``status``; ``index``; ``list``
         (``path``, ``recursive``, ``limit``, ``offset``); ``search`` (``query``, ``path``, ``glob``,
         ``limit``, ``mode``, ``offset``, ``roots``); ``retrieve`` (``query``, ``budget``, ``path``, ``glob``,
-        ``mode``, ``max_chunks``, ``roots``); ``read`` (``target``: a handle or ``PATH:START-END``; ``budget``); ``more``
+        ``mode``, ``max_chunks``, ``roots``); ``read`` (``target``: a handle or ``PATH:START-END``;
+        ``budget``); ``more``
         (``cursor``); ``delete`` (``path``). A failure is ``{"error": {"code", "message", "hint"}}``.
         ``retrieve`` returns ``pack.serialize()`` exactly (within its budget)."""
         try:
