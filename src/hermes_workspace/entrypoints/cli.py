@@ -192,7 +192,7 @@ def search_command(
     envelope: bool = False,
     offset: str | None = None,
     cursor: str | None = None,
-    root: list[str] | None = None,
+    root: Annotated[list[str] | None, Parameter(negative="")] = None,
 ) -> _Output:
     """Search the index with free text (operators like NOT or quotes are ordinary words).
 
@@ -259,7 +259,7 @@ def retrieve_command(
     path: str | None = None,
     glob: str | None = None,
     mode: Literal["keyword", "semantic", "hybrid"] | None = None,
-    root: list[str] | None = None,
+    root: Annotated[list[str] | None, Parameter(negative="")] = None,
 ) -> _Output:
     """The best evidence for a question, packed into a token budget, for an agent's context.
 
