@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from hermes_workspace.application.verification import FreshnessMarker
     from hermes_workspace.domain.catalog import DoctorCheck
     from hermes_workspace.domain.config import WorkspaceConfig
+    from hermes_workspace.domain.model import Root
     from hermes_workspace.domain.ports import (
         Chunker,
         Converter,
@@ -440,6 +441,13 @@ def _lock_probe(lock: object) -> Callable[[], tuple[bool | None, int | None]] | 
     return getattr(lock, "probe", None)
 
 
+def _searched_roots(config: WorkspaceConfig, home: Path) -> list[Root]:
+    """The named roots a search selects from and names hits by: ``all_roots``, without the
+    primary workspace when ``workspace.enabled`` is false (as ``roots list``)."""
+    roots = config.all_roots(home)
+    return roots if config.enabled else [r for r in roots if not r.primary]
+
+
 def _retrieve_context(
     search: SearchWorkspace, counter: TokenCounter, result_sets: ResultSetStore, config: WorkspaceConfig,
     home: Path, freshness: FreshnessMarker,
@@ -548,6 +556,7 @@ class Container(containers.DeclarativeContainer):
         semantic=semantic_side,
         reranker=reranker,
         settings=providers.Callable(_retrieval_settings, config, embedder),
+        roots=providers.Callable(_searched_roots, config, home),
     )
     # Catalog (issue 10): `doctor` opens the read-only store itself, so that a damaged file is a
     # failed check rather than an error.
@@ -589,6 +598,7 @@ class Container(containers.DeclarativeContainer):
     list_roots = providers.Factory(lazy("hermes_workspace.application.roots:ListRoots"), config=config_repository, home=home)
     add_root = providers.Factory(lazy("hermes_workspace.application.roots:AddRoot"), config=config_repository, home=home)
     remove_root = providers.Factory(lazy("hermes_workspace.application.roots:RemoveRoot"), config=config_repository, home=home)
+    rename_root = providers.Factory(lazy("hermes_workspace.application.roots:RenameRoot"), config=config_repository, home=home)
 
 
 def build_container(home: str | os.PathLike[str] | None = None) -> Container:

@@ -27,7 +27,7 @@ Run read_file on the release manifest to confirm the version.
 """
 
 SEARCH_FIELDS = [
-    "path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
+    "path", "root_name", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
     "breadcrumb", "definitions",
 ]
 SUMMARY_FIELDS = [
@@ -62,21 +62,19 @@ def test_roots_add_list_remove(capsys: pytest.CaptureFixture[str], home: Path, t
     extra = tmp_path / "extra"
     extra.mkdir()
     code, data, _ = run(capsys, "roots", "list")
-    assert (code, data) == (0, [{"path": str(home / "workspace"), "recursive": True, "primary": True}])
+    primary = {"name": "workspace", "path": str(home / "workspace"), "recursive": True, "primary": True}
+    assert (code, data) == (0, [primary])
 
     code, data, _ = run(capsys, "roots", "add", str(extra), "--recursive")
-    assert (code, data) == (0, {"path": str(extra), "recursive": True, "primary": False, "action": "added",
-                                "previous": None, "message": f"added {extra} (recursive)"})
+    assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False,
+                                "action": "added", "previous": None, "message": f"added {extra} as extra (recursive)"})
     code, data, _ = run(capsys, "roots", "list")
-    assert data == [
-        {"path": str(home / "workspace"), "recursive": True, "primary": True},
-        {"path": str(extra), "recursive": True, "primary": False},
-    ]
+    assert data == [primary, {"name": "extra", "path": str(extra), "recursive": True, "primary": False}]
     assert "recursive: true" in (home / "config.yaml").read_text()
 
     code, data, _ = run(capsys, "roots", "remove", str(extra))
-    assert (code, data) == (0, {"path": str(extra), "recursive": True, "primary": False})
-    assert run(capsys, "roots", "list")[1] == [{"path": str(home / "workspace"), "recursive": True, "primary": True}]
+    assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False})
+    assert run(capsys, "roots", "list")[1] == [primary]
 
 
 def test_roots_errors_are_json_with_codes(capsys: pytest.CaptureFixture[str], home: Path, tmp_path: Path) -> None:

@@ -26,13 +26,15 @@ def indexed(home: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 
 
 def test_retrieve_prints_the_pack_verbatim_within_the_budget(capsys: pytest.CaptureFixture[str], indexed: Path) -> None:
-    assert main(["retrieve", "rollback", "controller", "--budget", "400"]) == 0
+    # 440, not 400 as first written: `scope` and each block's `root_name` (issue 12) cost about 32
+    # tokens here, and at 400 the runbook block was cut before its answer.
+    assert main(["retrieve", "rollback", "controller", "--budget", "440"]) == 0
     out = capsys.readouterr().out
     assert out.endswith("}\n") and out.count("\n") == 1  # one compact line
     printed = out[:-1]
     counter = TiktokenCounter()
     data = json.loads(printed)
-    assert data["tokens"] == counter.count(printed) <= 400
+    assert data["tokens"] == counter.count(printed) <= 440
     assert data["framing"] == PREAMBLE
     first = data["blocks"][0]
     assert first["relative_path"] == "docs/runbook.md"

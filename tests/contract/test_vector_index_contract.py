@@ -284,6 +284,10 @@ def near_and_far(pair: Pair) -> Pair:
         ({"glob": "axb/*.md"}, ["/ws/axb/near.md"]),  # whole segments at the end of the path
         ({"glob": "*.{txt,rst}"}, ["/ws/notes/far.txt"]),  # braces
         ({"glob": "/ws/{a_b,notes}/**"}, ["/ws/notes/far.txt"]),  # nearer than a_b/far.md
+        # A tuple of prefixes (root selection, issue 12): any one of them; an empty tuple, none.
+        ({"path_prefix": ("/ws/a_b/", "/ws/notes/")}, ["/ws/notes/far.txt"]),
+        ({"path_prefix": ("/ws/a_b/", "/ws/axb/")}, ["/ws/axb/near.md"]),
+        ({"path_prefix": ()}, []),
     ],
 )
 def test_filters_apply_before_the_top_k(near_and_far: Pair, kwargs: dict, expected: list[str]) -> None:

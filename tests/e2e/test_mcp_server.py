@@ -694,4 +694,38 @@ def test_whole_numbers_sent_as_floats_reach_the_workspace_as_ints() -> None:
 
 def test_budget_description_names_the_minimum_rule() -> None:
     budget = {spec.name: spec for spec in TOOLS}["retrieve"].input_schema["properties"]["budget"]["description"]
-    assert "about 230-270 tokens, more for a long query" in budget and "names the minimum" in budget
+    assert "about 245-285 tokens, more for a long query" in budget and "names the minimum" in budget
+
+
+def test_search_and_retrieve_take_roots_and_name_each_hit_s_root(home: Path, tmp_path: Path) -> None:
+    docs = make_notes(home, count=3)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "zebra.md").write_text("# Zebra\n\nzebra1 crossing in the extra root\n")
+    with Workspace.open(home) as ws:
+        ws.add_root(extra, name="side")
+        ws.index()
+    pool, _ = open_pool(home)
+    server = build_server(pool)
+
+    async def body(client: Client) -> tuple[Any, Any, Any, Any]:
+        return (
+            await client.call_tool("search", {"query": "zebra1 crossing"}),
+            await client.call_tool("search", {"query": "zebra1 crossing", "roots": ["side"]}),
+            await client.call_tool("retrieve", {"query": "zebra1 crossing", "roots": ["workspace"]}),
+            await client.call_tool("search", {"query": "zebra1", "roots": ["nope"]}),
+        )
+
+    every, side, retrieved, unknown = run_client(server, "legacy", body)
+    pool.close()
+    assert {(h["path"], h["root_name"]) for h in document(every)["hits"]} >= {
+        (str(docs / "note01.md"), "workspace"), (str(extra / "zebra.md"), "side")}
+    assert document(every)["scope"] == {"roots": ["workspace", "side"], "widened": False}
+    assert [(h["path"], h["root_name"]) for h in document(side)["hits"]] == [(str(extra / "zebra.md"), "side")]
+    pack = json.loads(retrieved.content[0].text)
+    assert pack["scope"] == {"roots": ["workspace"], "widened": False}
+    assert pack["blocks"] and {b["root_name"] for b in pack["blocks"]} == {"workspace"}
+    assert unknown.is_error is True
+    error = document(unknown)["error"]
+    assert error["code"] == "usage_error"
+    assert error["message"] == "unknown root name 'nope'; the roots are: workspace, side"

@@ -135,7 +135,7 @@ def test_cli_modes_envelope_and_status(semantic_home: Path) -> None:
     assert json.loads(indexed.stdout)["semantic"]["status"] == "ready"
     plain = json.loads(_cli(semantic_home, "search", "--mode", "keyword", "boil", "pasta").stdout)
     assert set(plain[0]) == {
-        "path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
+        "path", "root_name", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
         "breadcrumb", "definitions", "file_hash", "stale", "handle",
     }
     envelope = json.loads(_cli(semantic_home, "search", "--envelope", "how", "do", "I", "undo", "a", "release", "--limit", "2").stdout)

@@ -121,7 +121,8 @@ def test_hit_json_with_and_without_duplicates() -> None:
     assert "duplicates" not in plain.to_json() and "file_rank" not in plain.to_json()
     folded = _hit("/ws/docs/en/p.md", 1.5, "text", duplicates=(Duplicate(Path("/ws/docs/zh/p.md"), 3, 12),))
     assert folded.to_json() == {
-        "path": "/ws/docs/en/p.md", "line_start": 1, "line_end": 9, "section": None, "chunk_index": 0,
+        "path": "/ws/docs/en/p.md", "root_name": None, "line_start": 1, "line_end": 9, "section": None,
+        "chunk_index": 0,
         "score": 1.5, "tokens": 1, "modified": "2026-01-01T00:00:00Z", "content": "text",
         "breadcrumb": None, "definitions": [],
         "duplicates": [{"path": "/ws/docs/zh/p.md", "line_start": 3, "line_end": 12}],

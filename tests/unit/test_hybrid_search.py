@@ -333,7 +333,7 @@ def test_keyword_hits_look_exactly_as_before(world) -> None:  # type: ignore[no-
     plain = SearchWorkspace(store=world[0], default_limit=10).execute("release notes")
     assert [h.to_json() for h in with_semantic] == [h.to_json() for h in plain]
     assert set(plain[0].to_json()) == {
-        "path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
+        "path", "root_name", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
         "breadcrumb", "definitions",
     }
     assert plain.semantic_status == "disabled" and with_semantic.semantic_status == "ready"
@@ -355,7 +355,7 @@ def test_a_query_the_model_cannot_read_is_keyword_only(world) -> None:  # type: 
     assert [str(h.path) for h in results] == ["/ws/ar/history.txt"]
     # Plain keyword hits: the mode that ran is keyword, and its hits keep the keyword JSON shape.
     assert results.mode == "keyword" and set(results[0].to_json()) == {
-        "path", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
+        "path", "root_name", "line_start", "line_end", "section", "chunk_index", "score", "tokens", "modified", "content",
         "breadcrumb", "definitions",
     }
     assert embedder.queries_embedded == 0

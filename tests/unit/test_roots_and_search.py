@@ -16,7 +16,9 @@ from hermes_workspace.domain.query import parse_query
 
 def test_list_roots_starts_with_the_recursive_primary_workspace(tmp_path: Path) -> None:
     repo = InMemoryConfigRepository()
-    assert ListRoots(repo, tmp_path).execute() == [Root(tmp_path / "workspace", recursive=True, primary=True)]
+    assert ListRoots(repo, tmp_path).execute() == [
+        Root(tmp_path / "workspace", recursive=True, primary=True, name="workspace")
+    ]
 
 
 def test_add_root_resolves_symlinks_and_is_idempotent(tmp_path: Path) -> None:
@@ -26,7 +28,7 @@ def test_add_root_resolves_symlinks_and_is_idempotent(tmp_path: Path) -> None:
     link.symlink_to(real)
     repo = InMemoryConfigRepository()
     added = AddRoot(repo, tmp_path).execute(link, recursive=True)
-    assert (added.root, added.action, added.previous) == (Root(real, recursive=True), "added", None)
+    assert (added.root, added.action, added.previous) == (Root(real, recursive=True, name="real"), "added", None)
     again = AddRoot(repo, tmp_path).execute(real, recursive=True)
     assert (again.action, again.message) == (
         "unchanged", f"{real} is already a root (recursive); nothing changed (pass --no-recursive to change it)"
@@ -34,7 +36,7 @@ def test_add_root_resolves_symlinks_and_is_idempotent(tmp_path: Path) -> None:
     assert repo.config.roots == (Root(real, recursive=True),)
     assert repo.saves == 1
     changed = AddRoot(repo, tmp_path).execute(real, recursive=False)
-    assert (changed.action, changed.previous) == ("updated", Root(real, recursive=True))
+    assert (changed.action, changed.previous) == ("updated", Root(real, recursive=True, name="real"))
     assert changed.message == f"{real} was already a root; changed from recursive to top level only"
     assert repo.config.roots == (Root(real, recursive=False),)
 
@@ -65,7 +67,7 @@ def test_remove_root(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     repo = InMemoryConfigRepository()
     AddRoot(repo, tmp_path).execute(tmp_path / "a")
-    assert RemoveRoot(repo, tmp_path).execute(tmp_path / "a") == Root(tmp_path / "a")
+    assert RemoveRoot(repo, tmp_path).execute(tmp_path / "a") == Root(tmp_path / "a", name="a")
     assert repo.config.roots == ()
     with pytest.raises(RootNotConfiguredError):
         RemoveRoot(repo, tmp_path).execute(tmp_path / "a")

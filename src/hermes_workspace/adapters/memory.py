@@ -306,7 +306,12 @@ class InMemoryIndexStore:
         self.commits += 1
 
     def search(
-        self, query: Query, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
+        self,
+        query: Query,
+        *,
+        path_prefix: str | tuple[str, ...] | None = None,
+        glob: str | None = None,
+        limit: int = 20,
     ) -> list[SearchHit]:
         pattern = _compiled(glob)  # a malformed glob fails even for an empty query, as in SQLite
         if query.is_empty:
@@ -432,8 +437,11 @@ def _compiled(glob: str | None) -> PathGlob | None:
     return None if glob is None else compile_glob(glob)
 
 
-def _matches_filters(path: str, path_prefix: str | None, glob: PathGlob | None) -> bool:
-    if path_prefix and not path.startswith(path_prefix):
+def _matches_filters(path: str, path_prefix: str | tuple[str, ...] | None, glob: PathGlob | None) -> bool:
+    if isinstance(path_prefix, tuple):
+        if not any(path.startswith(p) for p in path_prefix):
+            return False
+    elif path_prefix and not path.startswith(path_prefix):
         return False
     return glob is None or glob.matches(path)
 
@@ -507,7 +515,10 @@ class InMemoryConfigRepository:
         return self.config
 
     def save_roots(self, roots: tuple[Root, ...]) -> None:
-        self.config = self.config.with_roots(roots)
+        """As the YAML repository: a ``primary`` root in ``roots`` sets ``workspace_name``."""
+        for primary in (r for r in roots if r.primary):
+            self.config = replace(self.config, workspace_name=primary.name)
+        self.config = self.config.with_roots(tuple(r for r in roots if not r.primary))
         self.saves += 1
 
     def update_roots(self, change: Callable[[WorkspaceConfig], tuple[Root, ...] | None]) -> None:
@@ -708,7 +719,12 @@ class InMemoryVectorIndex:
                 self._attached[self._by_id[job.chunk_id]] = None
 
     def search(
-        self, vector: Vector, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
+        self,
+        vector: Vector,
+        *,
+        path_prefix: str | tuple[str, ...] | None = None,
+        glob: str | None = None,
+        limit: int = 20,
     ) -> list[SearchHit]:
         pattern = _compiled(glob)
         scored = []

@@ -137,13 +137,14 @@ def register_glob_function(conn: apsw.Connection) -> None:
     conn.create_scalar_function(GLOB_FUNCTION, _glob_matches, 2, deterministic=True)
 
 
-def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], dict[str, Any]]:
+def path_filters(path_prefix: str | tuple[str, ...] | None, glob: str | None) -> tuple[list[str], dict[str, Any]]:
     """SQL conditions on ``f`` (the ``files`` table) and their named parameters for the search
     filters, shared by the keyword search of ``SqliteFts5Store`` and the vector search of
     ``SqliteVecIndex``, both of which put them before their ``LIMIT``:
 
     - ``path_prefix``: a literal prefix of the absolute path (``substr``, so ``%`` and ``_`` are
-      plain characters);
+      plain characters), or a tuple of them (a path passes when it has one of them; an empty
+      tuple passes nothing: root selection, issue 12);
     - ``glob``: :func:`~hermes_workspace.domain.globs.compile_glob` semantics on the absolute path,
       through :data:`GLOB_FUNCTION` (the connection must have :func:`register_glob_function`). It
       selects the matching files once (an uncorrelated ``IN`` subquery) rather than once per
@@ -158,7 +159,11 @@ def path_filters(path_prefix: str | None, glob: str | None) -> tuple[list[str], 
     """
     where: list[str] = []
     params: dict[str, Any] = {}
-    if path_prefix:
+    if isinstance(path_prefix, tuple):
+        alternatives = [f"substr(f.abs_path, 1, length(:prefix_{i})) = :prefix_{i}" for i in range(len(path_prefix))]
+        where.append(f"({' OR '.join(alternatives)})" if alternatives else "0")
+        params.update((f"prefix_{i}", _filter_text(p, "the path prefix")) for i, p in enumerate(path_prefix))
+    elif path_prefix:
         where.append("substr(f.abs_path, 1, length(:prefix)) = :prefix")
         params["prefix"] = _filter_text(path_prefix, "the path prefix")
     if glob is not None:

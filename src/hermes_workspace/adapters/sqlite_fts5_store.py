@@ -694,14 +694,15 @@ class SqliteFts5Store(IndexFileConnection):
         self,
         query: Query,
         *,
-        path_prefix: str | None = None,
+        path_prefix: str | tuple[str, ...] | None = None,
         glob: str | None = None,
         limit: int = 20,
     ) -> list[SearchHit]:
         """Ranked hits, best first: ``score`` is the negated FTS5 ``bm25()`` with
         :data:`BM25_WEIGHTS` (higher is better); ties are broken by path then chunk index.
 
-        ``path_prefix`` is a literal prefix of the absolute path (no wildcards); ``glob`` is a
+        ``path_prefix`` is a literal prefix of the absolute path (no wildcards), or a tuple of
+        them (any one; none for an empty tuple); ``glob`` is a
         pattern as defined in :mod:`hermes_workspace.domain.globs` (without ``/`` it matches the
         file name; with ``/`` whole segments at the end of the path, or the whole path when it
         starts with ``/``; ``**`` and ``{a,b}`` work; case-sensitive). Both filter in SQL before

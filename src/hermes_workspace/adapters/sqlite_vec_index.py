@@ -404,7 +404,12 @@ class SqliteVecIndex(IndexFileConnection):
         self._run("store vectors", run, write=True)
 
     def search(
-        self, vector: Vector, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
+        self,
+        vector: Vector,
+        *,
+        path_prefix: str | tuple[str, ...] | None = None,
+        glob: str | None = None,
+        limit: int = 20,
     ) -> list[SearchHit]:
         """The ``limit`` (clamped to >= 1) chunks nearest to ``vector``, exact: the cosine
         distance to every attached vector whose file passes the filters, ordered by distance then

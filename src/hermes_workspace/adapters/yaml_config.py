@@ -18,6 +18,7 @@ from ruamel.yaml.error import YAMLError
 from hermes_workspace.domain.config import WorkspaceConfig, normalize_root_path
 from hermes_workspace.domain.errors import ConfigError, ConfigWriteError
 from hermes_workspace.domain.model import Root
+from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME
 
 
 LOCK_WAIT_SECONDS = 30.0
@@ -125,13 +126,18 @@ class YamlConfigRepository:
     def _save_roots(self, roots: tuple[Root, ...]) -> None:
         """Make ``knowledgebase.roots`` hold ``roots``, editing the list in place: entries that
         stay keep their spelling (``~/notes``, relative paths, bare strings), comments, extra keys
-        and merge keys; only removed entries go and only new ones are appended. The caller holds
-        the edit lock."""
+        and merge keys; only removed entries go and only new ones are appended. An entry's
+        ``name`` key is set, changed or removed to match the root's ``name`` (``None``: no key).
+        A root marked ``primary`` in ``roots`` is not an entry: its name goes to
+        ``workspace.name``. The caller holds the edit lock."""
         document = self._read()
         preamble = ""
         if document is None:
             document = CommentedMap()
             preamble = self._text_if_any()
+        for primary in (r for r in roots if r.primary):
+            _set_workspace_name(document, primary.name)
+        roots = tuple(r for r in roots if not r.primary)
         knowledgebase = document.get("knowledgebase")
         if knowledgebase is None:
             knowledgebase = document["knowledgebase"] = CommentedMap()
@@ -147,19 +153,24 @@ class YamlConfigRepository:
                 dropped.append(position)
                 continue
             kept.add(path)
-            recursive = wanted[path].recursive
+            recursive, name = wanted[path].recursive, wanted[path].name
             if isinstance(entry, str):
-                if recursive:
-                    entries[position] = CommentedMap(path=entry, recursive=True)
-            elif bool(entry.get("recursive", False)) != recursive:
+                if recursive or name is not None:
+                    entries[position] = _new_entry(entry, recursive, name)
+                continue
+            if bool(entry.get("recursive", False)) != recursive:
                 entry["recursive"] = recursive
+            if name is None:
+                entry.pop("name", None)
+            elif entry.get("name") != name:
+                entry["name"] = name
         orphan = None
         for position in reversed(dropped):
             orphan = _keep_trailing_comments(entries, position) or orphan
             del entries[position]
         for root in roots:
             if root.path not in kept:
-                entries.append(CommentedMap(path=str(root.path), recursive=root.recursive))
+                entries.append(_new_entry(str(root.path), root.recursive, root.name))
         if orphan is not None:
             if entries:
                 _append_comment(entries[-1], orphan)
@@ -231,6 +242,27 @@ class YamlConfigRepository:
                 f"cannot write {self.path}: a path is not valid UTF-8 ({exc.object[exc.start:exc.end]!r})",
                 hint="config.yaml is UTF-8 text: rename the folder, or add a parent folder whose name is valid UTF-8.",
             ) from exc
+
+
+def _new_entry(path: str, recursive: bool, name: str | None) -> CommentedMap:
+    """A ``knowledgebase.roots`` entry: ``{path, recursive}``, plus ``name`` when given."""
+    entry = CommentedMap(path=path, recursive=recursive)
+    if name is not None:
+        entry["name"] = name
+    return entry
+
+
+def _set_workspace_name(document: Any, name: str | None) -> None:
+    """Make ``workspace.name`` say ``name``: the key is removed for ``None`` or the default name
+    (``workspace``) when the file has no such key, so that a config without names stays so."""
+    section = document.get("workspace")
+    if name is None or (name == PRIMARY_ROOT_NAME and (not isinstance(section, dict) or "name" not in section)):
+        if isinstance(section, dict):
+            section.pop("name", None)
+        return
+    if not isinstance(section, dict):
+        section = document["workspace"] = CommentedMap()
+    section["name"] = name
 
 
 def _entry_path(entry: Any, base_dir: Path) -> Path | None:

@@ -66,11 +66,12 @@ class PagedSearch:
         limit: int | None = None,
         mode: str | None = None,
         offset: int = 0,
+        roots: Sequence[str] | None = None,
     ) -> SearchResults:
         """The page of hits ``offset``..``offset + limit - 1`` (0-based) of the search, each with
         ``file_hash``, ``stale`` and (when saved) ``handle``; see :class:`SearchResults` for
-        ``result_set``, ``offset``, ``total`` and ``cursor``. Options as
-        :meth:`SearchWorkspace.execute`.
+        ``result_set``, ``offset``, ``total``, ``cursor`` and ``scope`` (frozen with the set,
+        so later pages report it too). Options as :meth:`SearchWorkspace.execute`.
 
         Raises:
             UsageError: ``offset`` below 0 or above :data:`MAX_LIMIT`; as the search.
@@ -80,7 +81,9 @@ class PagedSearch:
             raise UsageError(f"offset must be a whole number from 0 to {MAX_LIMIT}, got {offset!r}")
         size = self.search.default_limit if limit is None else max(1, limit)
         size = min(size, MAX_LIMIT)
-        results = self.search.execute(text, path=path, glob=glob, limit=min(MAX_LIMIT, offset + size), mode=mode)
+        results = self.search.execute(
+            text, path=path, glob=glob, limit=min(MAX_LIMIT, offset + size), mode=mode, roots=roots
+        )
         ranked = results.ranked
         depth = min(MAX_FROZEN, max(offset + size, MIN_FROZEN), len(ranked))
         page_hits = ranked[offset : offset + size]  # == the head a search of offset + size returns
@@ -91,6 +94,7 @@ class PagedSearch:
         options = {
             "path": path, "glob": glob, "limit": size, "mode": results.mode,
             "requested_mode": results.requested_mode, "semantic_status": results.semantic_status,
+            "scope": results.scope,
         }
         saved: ResultSet | None = None
         notes = list(results.notes)
@@ -108,6 +112,7 @@ class PagedSearch:
             reranker=results.reranker,
             notes=notes,
         )
+        page.scope = results.scope
         _set_paging(page, saved, offset, len(frozen) if saved is not None else len(ranked))
         return page
 
@@ -165,6 +170,9 @@ class MoreResults:
             semantic_status=str(saved.options.get("semantic_status") or "disabled"),
             notes=notes,
         )
+        scope = saved.options.get("scope")
+        if isinstance(scope, dict):  # sets frozen before issue 12 have none
+            page.scope = {"roots": list(scope.get("roots") or []), "widened": bool(scope.get("widened"))}
         _set_paging(page, saved, start, len(saved.hits), end=start + len(window))
         return page
 

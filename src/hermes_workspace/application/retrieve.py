@@ -41,7 +41,7 @@ def candidate_count(max_chunks: int) -> int:
 
 
 SearchFunction = Callable[..., SearchResults]
-"""``search(text, *, path, glob, limit, mode) -> SearchResults``, as
+"""``search(text, *, path, glob, limit, mode, roots) -> SearchResults``, as
 :meth:`~hermes_workspace.application.search.SearchWorkspace.execute`."""
 
 
@@ -81,9 +81,11 @@ class RetrieveContext:
         mode: str | None = None,
         max_chunks: int | None = None,
         require_keyword_match: bool = False,
+        roots: Sequence[str] | None = None,
     ) -> RetrievePack:
         """The first pack for ``query``. ``budget`` (tokens) and ``max_chunks`` default to the
-        configured values; ``path``, ``glob``, ``mode`` as for search. With
+        configured values; ``path``, ``glob``, ``mode``, ``roots`` as for search (the pack's
+        ``scope`` says which roots were searched; it is frozen with the set for ``more``). With
         ``require_keyword_match`` (seed 001's gated mode) the pack is empty unless at least one
         candidate matched the query's words (a keyword hit), not only its meaning.
 
@@ -98,7 +100,7 @@ class RetrieveContext:
         budget = self._budget(budget)
         max_chunks = self._max_chunks(max_chunks)
         self.counter.count("")  # a missing tokenizer fails before anything is searched or frozen
-        hits = self.search(query, path=path, glob=glob, limit=candidate_count(max_chunks), mode=mode)
+        hits = self.search(query, path=path, glob=glob, limit=candidate_count(max_chunks), mode=mode, roots=roots)
         candidates: Sequence[SearchHit] = list(hits)
         notes = list(hits.notes)
         if require_keyword_match and candidates and not any(_keyword_match(h, hits.mode) for h in candidates):
@@ -114,17 +116,19 @@ class RetrieveContext:
             "mode": mode,
             "semantic_status": hits.semantic_status,
             "notes": notes,
+            "scope": hits.scope,
         }
         if not candidates:
             return pack_hits(query, [], counter=self.counter, budget=budget, max_chunks=max_chunks,
-                             roots=self.roots, coverage=self._coverage([], hits.semantic_status), notes=notes)
-        self._check_every_page_fits(query, candidates, budget, max_chunks, notes, hits.semantic_status)
+                             roots=self.roots, coverage=self._coverage([], hits.semantic_status), notes=notes,
+                             scope=hits.scope)
+        self._check_every_page_fits(query, candidates, budget, max_chunks, notes, hits.semantic_status, hits.scope)
         frozen = self.result_sets.save(RETRIEVE_KIND, query, options, candidates)
         return self.page(frozen, 0)
 
     def _check_every_page_fits(
         self, query: str, candidates: Sequence[SearchHit], budget: int, max_chunks: int, notes: Sequence[str],
-        semantic_status: str,
+        semantic_status: str, scope: dict[str, Any],
     ) -> None:
         """Refuse, before anything is frozen, a budget that some later page (``more``, from any
         cursor) could not hold: the largest minimum over every starting candidate, counted with
@@ -133,7 +137,7 @@ class RetrieveContext:
         coverage = self._coverage(named, semantic_status)  # one store lookup, not one per page
         need = max(
             minimum_budget(query, self.counter, named, max_chunks=max_chunks, offset=offset, set_id=WIDEST_SET_ID,
-                           roots=self.roots, coverage=coverage, notes=notes if offset == 0 else ())
+                           roots=self.roots, coverage=coverage, notes=notes if offset == 0 else (), scope=scope)
             for offset in range(len(named))
         )
         if budget < need:
@@ -189,6 +193,7 @@ class RetrieveContext:
             coverage=self._coverage(handled, semantic_status),
             notes=notes,
             withheld=withheld,
+            scope=_frozen_scope(options.get("scope")),
         )
 
     def _coverage(self, hits: Sequence[SearchHit], semantic_status: str) -> dict[str, Any]:
@@ -217,6 +222,14 @@ class RetrieveContext:
                 hint=f"The default is {self.default_max_chunks} (knowledgebase.injection.max_chunks).",
             )
         return max_chunks
+
+
+def _frozen_scope(value: Any) -> dict[str, Any]:
+    """The ``scope`` a retrieve set was frozen with; sets frozen before issue 12 have none (then
+    ``{"roots": [], "widened": false}``: not recorded)."""
+    if not isinstance(value, dict):
+        return {"roots": [], "widened": False}
+    return {"roots": list(value.get("roots") or []), "widened": bool(value.get("widened"))}
 
 
 def _keyword_match(hit: SearchHit, mode: str) -> bool:

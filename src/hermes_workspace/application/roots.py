@@ -1,4 +1,5 @@
-"""Use cases: list, add and remove workspace roots (seed 000 ``roots list|add|remove``)."""
+"""Use cases: list, add, rename and remove workspace roots (seed 000 ``roots list|add|remove``;
+names: issue 12, :mod:`hermes_workspace.domain.root_names`)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
 from hermes_workspace.domain.exclusions import excluded_path
 from hermes_workspace.domain.model import Root, RootChange
+from hermes_workspace.domain.root_names import root_name_problem
 from hermes_workspace.domain.paths import display_name, to_storage
 from hermes_workspace.domain.ports import ConfigRepository
 
 
 @dataclass
 class ListRoots:
-    """The primary workspace (recursive, ``primary=True``) followed by the added roots."""
+    """The primary workspace (recursive, ``primary=True``) followed by the added roots, each
+    with its name (:mod:`hermes_workspace.domain.root_names`)."""
 
     config: ConfigRepository
     home: Path
@@ -35,47 +38,152 @@ class AddRoot:
     config: ConfigRepository
     home: Path
 
-    def execute(self, path: Path | str, *, recursive: bool | None = None) -> RootChange:
+    def execute(self, path: Path | str, *, recursive: bool | None = None, name: str | None = None) -> RootChange:
         """Add ``path`` (``~`` expanded, relative to the current directory, symlinks resolved).
 
         ``recursive``: index sub-folders too; ``None`` keeps the setting of a root already
-        configured, and means ``False`` for a new one. The config is read and written in one
-        locked edit, so concurrent adds all persist.
+        configured, and means ``False`` for a new one. ``name``: the root's name (written to the
+        config); ``None`` keeps the name of a root already configured, and gives a new one the
+        name derived from its folder (not written, :mod:`~hermes_workspace.domain.root_names`).
+        The config is read and written in one locked edit, so concurrent adds all persist.
 
         Returns a :class:`RootChange` (``added``, ``updated`` or ``unchanged``, with the previous
-        root). Adding the primary workspace changes nothing.
+        root); its root carries its name. Adding the primary workspace changes nothing.
 
         Raises:
             RootNotFoundError: ``path`` does not exist, is not a directory, or cannot be looked
                 at (a parent folder without permission).
-            UsageError: ``path`` is an empty string.
+            UsageError: ``path`` is an empty string; ``name`` breaks the naming rule or is the
+                name of another root (or the primary workspace is given a name: use ``roots rename``).
             ConfigError: the existing config is invalid (nothing is written).
             ConfigWriteError: the config cannot be written.
         """
+        if name is not None:
+            _check_name(name)
         resolved = _existing_directory(Path(_non_empty(path)).expanduser())
         outcome: list[RootChange] = []
 
         def change(config: WorkspaceConfig) -> tuple[Root, ...] | None:
+            named = config.all_roots(self.home)
             primary = config.primary_path(self.home)
             if resolved == primary or resolved == primary.resolve():
-                outcome.append(RootChange(Root(path=primary, recursive=True, primary=True), "unchanged"))
+                if name is not None and name != named[0].name:
+                    raise UsageError(
+                        f"{primary} is the primary workspace, named {named[0].name!r}",
+                        hint=f"Rename it with: hermes-workspace roots rename {named[0].name} {name}",
+                    )
+                outcome.append(RootChange(named[0], "unchanged"))
                 return None
+            _check_free(name, resolved, named)
             roots = list(config.roots)
             for i, existing in enumerate(roots):
                 if existing.path == resolved:
                     wanted = existing.recursive if recursive is None else recursive
-                    if wanted == existing.recursive:
-                        outcome.append(RootChange(existing, "unchanged", existing))
+                    wanted_name = existing.name if name is None else name
+                    before = _named(existing, named)
+                    if wanted == existing.recursive and wanted_name == existing.name:
+                        outcome.append(RootChange(before, "unchanged", before))
                         return None
-                    roots[i] = Root(path=resolved, recursive=wanted)
-                    outcome.append(RootChange(roots[i], "updated", existing))
+                    roots[i] = Root(path=resolved, recursive=wanted, name=wanted_name)
+                    outcome.append(RootChange(_named(roots[i], config.with_roots(tuple(roots)).all_roots(self.home)),
+                                              "updated", before))
                     return tuple(roots)
-            root = Root(path=resolved, recursive=bool(recursive))
-            outcome.append(RootChange(root, "added"))
-            return (*roots, root)
+            root = Root(path=resolved, recursive=bool(recursive), name=name)
+            roots.append(root)
+            outcome.append(RootChange(_named(root, config.with_roots(tuple(roots)).all_roots(self.home)), "added"))
+            return tuple(roots)
 
         self.config.update_roots(change)
         return outcome[-1]
+
+
+@dataclass
+class RenameRoot:
+    """Gives a root, the primary workspace included, a new name (written to the config)."""
+
+    config: ConfigRepository
+    home: Path
+
+    def execute(self, old: str, new: str) -> RootChange:
+        """Rename the root named ``old`` to ``new`` in one locked edit of the config: an added
+        root's entry gets ``name: NEW``; the primary workspace's goes to ``workspace.name``.
+
+        Returns a :class:`RootChange` (``updated``, or ``unchanged`` when ``new`` is already its
+        name) with the root as it was in ``previous``.
+
+        Raises:
+            UsageError: no root is named ``old`` (the message lists the names), ``new`` breaks
+                the naming rule or is another root's name.
+            ConfigError: the config is invalid (nothing is written).
+            ConfigWriteError: the config cannot be written.
+        """
+        _check_name(new)
+        outcome: list[RootChange] = []
+
+        def change(config: WorkspaceConfig) -> tuple[Root, ...] | None:
+            named = config.all_roots(self.home)
+            target = select_roots(named, [old])[0]
+            if new == target.name:
+                outcome.append(RootChange(target, "unchanged", target))
+                return None
+            _check_free(new, target.path, named)
+            renamed = Root(path=target.path, recursive=target.recursive, primary=target.primary, name=new)
+            outcome.append(RootChange(renamed, "updated", target))
+            if target.primary:
+                return (renamed, *config.roots)
+            return tuple(
+                Root(path=r.path, recursive=r.recursive, name=new) if r.path == target.path else r
+                for r in config.roots
+            )
+
+        self.config.update_roots(change)
+        return outcome[-1]
+
+
+def select_roots(roots: list[Root], names: list[str] | tuple[str, ...]) -> list[Root]:
+    """The roots of ``roots`` (named, as ``WorkspaceConfig.all_roots``) that ``names`` name, in
+    the order of ``roots``, each once.
+
+    Raises:
+        UsageError: a name that no root has (``unknown root name``); the message lists every
+            root's name.
+    """
+    known = {r.name for r in roots}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        listed = ", ".join(str(r.name) for r in roots) or "(none)"
+        raise UsageError(
+            f"unknown root name{'s' if len(unknown) > 1 else ''} {', '.join(repr(n) for n in unknown)}; "
+            f"the roots are: {listed}",
+            hint="`hermes-workspace roots list` shows each root's name and folder.",
+        )
+    wanted = set(names)
+    return [r for r in roots if r.name in wanted]
+
+
+def _check_name(name: object) -> None:
+    problem = root_name_problem(name)
+    if problem is not None:
+        raise UsageError(problem, hint="e.g. --name my-notes")
+
+
+def _check_free(name: str | None, path: Path, named: list[Root]) -> None:
+    """UsageError when another root (not the one at ``path``) already has ``name``: taking a
+    derived name would silently rename that root."""
+    for root in named:
+        if name is not None and root.name == name and root.path != path:
+            raise UsageError(
+                f"the name {name!r} is taken by {root.path}",
+                hint="Choose another name, or rename that root first (hermes-workspace roots rename).",
+            )
+
+
+def _named(root: Root, named: list[Root]) -> Root:
+    """``root`` with the name :meth:`WorkspaceConfig.all_roots` gives it."""
+    for candidate in named:
+        if candidate.path == root.path:
+            return candidate
+    return root
 
 
 @dataclass
@@ -87,7 +195,7 @@ class RemoveRoot:
 
     def execute(self, path: Path | str) -> Root:
         """Remove the root whose path equals ``path`` as given, absolute, or resolved; one locked
-        edit of the config.
+        edit of the config. Returns the removed root with the name it had.
 
         Raises:
             RootNotConfiguredError: no configured root has that path.
@@ -111,7 +219,7 @@ class RemoveRoot:
                 )
             for existing in config.roots:
                 if existing.path in forms:
-                    removed.append(existing)
+                    removed.append(_named(existing, config.all_roots(self.home)))
                     return tuple(r for r in config.roots if r is not existing)
             raise RootNotConfiguredError(f"not a configured root: {given}")
 

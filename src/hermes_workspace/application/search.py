@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
+from hermes_workspace.application.roots import select_roots
 from hermes_workspace.domain.constants import MAX_QUERY_TERMS
 from hermes_workspace.domain.errors import (
     ConsentRequiredError,
@@ -30,7 +31,7 @@ from hermes_workspace.domain.fusion import (
 from hermes_workspace.domain.config import DEFAULT_MAX_HITS_PER_FILE
 from hermes_workspace.domain.diversity import cap_per_file, collapse_duplicates
 from hermes_workspace.domain.globs import compile_glob
-from hermes_workspace.domain.model import SearchHit, SearchResults
+from hermes_workspace.domain.model import Root, SearchHit, SearchResults
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
 from hermes_workspace.domain.ranking import (
@@ -41,6 +42,7 @@ from hermes_workspace.domain.ranking import (
     query_word_list,
     role_weight,
 )
+from hermes_workspace.domain.root_names import covering_root
 from hermes_workspace.domain.semantic import SEARCH_MODES, SemanticStatus, VectorStatus
 from hermes_workspace.domain.text_normalization import has_cjk
 
@@ -107,7 +109,7 @@ class _Search:
 
     text: str
     query: Query
-    prefix: str | None
+    prefix: str | tuple[str, ...] | None
     glob: str | None
     limit: int
     requested: str
@@ -120,6 +122,7 @@ class _Search:
     tiered: bool = False
     reranked_by: str | None = None
     notes: list[str] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)
 
     def fall_back(self, status: SemanticStatus, note: str, *, fusion: FusionWeights | None = None) -> None:
         """Turn this search into a keyword search because the semantic side cannot help:
@@ -141,6 +144,7 @@ class _Search:
             notes=self.notes,
         )
         results.ranked = self.hits
+        results.scope = {"roots": list(self.scope), "widened": False}
         return results
 
 
@@ -178,6 +182,9 @@ class SearchWorkspace:
     semantic: SemanticSide | None = None
     reranker: Reranker | None = None
     settings: RetrievalSettings = field(default_factory=RetrievalSettings)
+    roots: Sequence[Root] = ()
+    """The workspace's roots with their names (``WorkspaceConfig.all_roots``): what ``roots``
+    selects from and what names each hit's root (``root_name``)."""
 
     def execute(
         self,
@@ -187,9 +194,11 @@ class SearchWorkspace:
         glob: str | None = None,
         limit: int | None = None,
         mode: str | None = None,
+        roots: Sequence[str] | None = None,
     ) -> SearchResults:
         """Hits, best first, as :class:`SearchResults` (a list with ``mode``,
-        ``semantic_status``, ``fusion``, ``reranker`` and ``notes``).
+        ``semantic_status``, ``fusion``, ``reranker``, ``notes`` and ``scope``), each hit with
+        its ``root_name``.
 
         Args:
             text: free text; operators and punctuation are ordinary characters. Text with no word
@@ -207,10 +216,14 @@ class SearchWorkspace:
             limit: at most this many hits; ``None`` means ``default_limit``; values below 1
                 become 1 (seed 000 hardening P2), values above :data:`MAX_LIMIT` become it.
             mode: ``keyword``, ``semantic`` or ``hybrid``; ``None`` means the configured default.
+            roots: names of roots (``roots list``): keep hits whose file is in one of their
+                folders (a root nested in a selected one is part of it); with ``path``, both
+                must hold. ``None`` or empty: every root. ``scope`` lists the roots searched.
 
         Raises:
             UsageError: an unknown ``mode``; a malformed or empty ``glob`` (unclosed ``[`` or
-                ``{``...; checked before anything is searched).
+                ``{``...; checked before anything is searched); a name in ``roots`` that no root
+                has (the message lists the names).
             IndexNotFoundError: the workspace was never indexed.
             StoreError: the database failed.
         """
@@ -219,14 +232,17 @@ class SearchWorkspace:
             raise UsageError(
                 f"unknown search mode {mode!r}", hint=f"Use one of: {', '.join(SEARCH_MODES)}."
             )
+        selected = select_roots(list(self.roots), list(roots)) if roots else list(self.roots)
+        prefix = _absolute_prefix(path)
         search = _Search(
             text=text,
             query=parse_query(text),
-            prefix=_absolute_prefix(path),
+            prefix=_root_prefixes(prefix, selected) if roots else prefix,
             glob=glob,
             limit=min(MAX_LIMIT, self.default_limit if limit is None else max(1, limit)),
             requested=mode,
             mode=mode,
+            scope=[str(r.name) for r in selected],
         )
         if glob is not None:
             compile_glob(glob)  # a malformed pattern is a usage error, whichever side searches first
@@ -244,9 +260,16 @@ class SearchWorkspace:
         self._identifiers_first(search)
         self._collapse_duplicates(search)
         self._rerank(search)
-        # Finish: the per-file cap, then the cut to `limit`.
+        # Finish: the per-file cap, then the cut to `limit`; each hit names its root.
         self._cap_per_file(search)
+        search.hits = [self._with_root_name(hit) for hit in search.hits]
         return search.results()
+
+    def _with_root_name(self, hit: SearchHit) -> SearchHit:
+        """``hit`` with ``root_name`` set (:func:`~hermes_workspace.domain.root_names.covering_root`;
+        ``None`` when no configured root holds it)."""
+        root = covering_root(hit.path, self.roots)
+        return replace(hit, root_name=root.name if root is not None else None)
 
     # -- retrievers --------------------------------------------------------------------------
 
@@ -662,6 +685,24 @@ def _place(hit: SearchHit) -> PurePath:
 def _role(hit: SearchHit) -> str:
     """The role of the hit's file (:func:`~hermes_workspace.domain.ranking.file_role`)."""
     return file_role(_relative(hit))
+
+
+def _root_prefixes(prefix: str | None, roots: Sequence[Root]) -> tuple[str, ...]:
+    """The path prefixes that keep the files of ``roots`` (each root's folder with a trailing
+    ``/``) and, when ``prefix`` (``--path``) is given, also start with it: per root, the longer of
+    the two when one starts with the other, nothing when they are disjoint."""
+    prefixes: list[str] = []
+    for root in roots:
+        folder = str(root.path).rstrip(os.sep) + os.sep
+        if prefix is None or prefix.startswith(folder):
+            chosen = prefix or folder
+        elif folder.startswith(prefix):
+            chosen = folder
+        else:
+            continue
+        if chosen not in prefixes:
+            prefixes.append(chosen)
+    return tuple(prefixes)
 
 
 def _absolute_prefix(path: str | None) -> str | None:

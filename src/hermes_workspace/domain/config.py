@@ -27,6 +27,7 @@ from hermes_workspace.domain.conversion import (
 from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Root
+from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, name_roots, root_name_problem
 
 MAX_FILE_MB_LIMIT = 1_000_000.0
 """Upper bound of ``max_file_mb`` (a terabyte): larger values overflow byte counts."""
@@ -268,12 +269,14 @@ class WorkspaceConfig:
     """The validated configuration.
 
     ``workspace_path`` is ``None`` when config leaves ``workspace.path`` empty (then the primary
-    workspace is ``HERMES_HOME/workspace``). ``roots`` are the added roots, not the primary one.
-    ``max_file_mb`` is in mebibytes (2**20 bytes).
+    workspace is ``HERMES_HOME/workspace``). ``roots`` are the added roots, not the primary one,
+    each with its configured ``name`` or ``None``. ``workspace_name``: ``workspace.name``, the
+    primary workspace's name (``None``: ``workspace``). ``max_file_mb`` is in mebibytes (2**20 bytes).
     """
 
     enabled: bool = True
     workspace_path: Path | None = None
+    workspace_name: str | None = None
     roots: tuple[Root, ...] = ()
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     max_file_mb: float = c.DEFAULT_MAX_FILE_MB
@@ -326,11 +329,14 @@ class WorkspaceConfig:
         return (home / c.WORKSPACE_DIRNAME).absolute()
 
     def all_roots(self, home: Path) -> list[Root]:
-        """The primary workspace (recursive) followed by the added roots, without duplicates."""
-        primary = Root(path=self.primary_path(home), recursive=True, primary=True)
+        """The primary workspace (recursive) followed by the added roots, without duplicates,
+        each with its name (configured or derived:
+        :func:`~hermes_workspace.domain.root_names.name_roots`)."""
+        primary = Root(path=self.primary_path(home), recursive=True, primary=True,
+                       name=self.workspace_name or PRIMARY_ROOT_NAME)
         roots = [primary]
         roots.extend(r for r in self.roots if r.path != primary.path)
-        return roots
+        return name_roots(roots)
 
     def with_roots(self, roots: tuple[Root, ...]) -> WorkspaceConfig:
         """A copy with ``roots`` replaced."""
@@ -383,6 +389,9 @@ class WorkspaceConfig:
         if not isinstance(raw_path, str):
             raise ConfigError(f"workspace.path must be a string, got {raw_path!r}")
         workspace_path = normalize_root_path(raw_path, base_dir) if raw_path.strip() else None
+        workspace_name = _root_name(ws, "workspace.name")
+        roots = _roots(kb.get("roots"), base_dir)
+        _check_unique_names(workspace_name or PRIMARY_ROOT_NAME, roots)
 
         chunk_size = _int(chunking, "chunk_size", c.DEFAULT_CHUNK_SIZE, "knowledgebase.chunking.chunk_size")
         overlap = _int(chunking, "overlap", c.DEFAULT_OVERLAP, "knowledgebase.chunking.overlap")
@@ -423,7 +432,8 @@ class WorkspaceConfig:
             converters=_converters(_section(kb, "converters", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
-            roots=_roots(kb.get("roots"), base_dir),
+            workspace_name=workspace_name,
+            roots=roots,
             chunking=ChunkingConfig(chunk_size=chunk_size, overlap=overlap, threshold=threshold),
             max_file_mb=float(max_file_mb),
             default_limit=default_limit,
@@ -513,7 +523,7 @@ def _choice(data: Mapping[str, Any], key: str, default: str, name: str, choices:
 
 
 _SECTION_KEYS: dict[str, frozenset[str]] = {
-    "workspace": frozenset({"enabled", "path"}),
+    "workspace": frozenset({"enabled", "path", "name"}),
     "knowledgebase": frozenset(
         {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
          "handles", "chunkers", "store", "source", "plugins", "converters"}
@@ -521,7 +531,7 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "knowledgebase.store": frozenset({"provider"}),
     "knowledgebase.source": frozenset({"provider"}),
     "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
-    "knowledgebase.roots[]": frozenset({"path", "recursive"}),
+    "knowledgebase.roots[]": frozenset({"path", "recursive", "name"}),
     "knowledgebase.chunking": frozenset({"chunk_size", "overlap", "threshold"}),
     "knowledgebase.indexing": frozenset({"max_file_mb"}),
     "knowledgebase.search": frozenset({"default_limit"}),
@@ -772,14 +782,43 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
         if not isinstance(item, Mapping) or not isinstance(item.get("path"), str) or not item["path"].strip():
             raise ConfigError(
                 f"knowledgebase.roots[{i}] must be a mapping with a non-empty 'path', got {item!r}",
-                hint="Each root looks like {path: /abs/dir, recursive: false}.",
+                hint="Each root looks like {path: /abs/dir, recursive: false} (name: optional).",
             )
         _check_keys(item, "knowledgebase.roots[]", name=f"knowledgebase.roots[{i}]")
         recursive = _bool(item, "recursive", False, f"knowledgebase.roots[{i}].recursive")
+        name = _root_name(item, f"knowledgebase.roots[{i}].name")
         path = normalize_root_path(item["path"], base_dir)
         if all(r.path != path for r in roots):
-            roots.append(Root(path=path, recursive=recursive))
+            roots.append(Root(path=path, recursive=recursive, name=name))
     return tuple(roots)
+
+
+def _root_name(data: Mapping[str, Any], where: str) -> str | None:
+    """The ``name`` key of ``data`` (a root entry, or the ``workspace`` section), ``None`` when
+    absent; a ConfigError naming ``where`` when it breaks the rule of
+    :mod:`hermes_workspace.domain.root_names`."""
+    value = data.get("name")
+    if value is None:
+        return None
+    problem = root_name_problem(value)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}", hint="Root names are used with --root NAME; e.g. name: my-notes.")
+    return value
+
+
+def _check_unique_names(primary: str, roots: tuple[Root, ...]) -> None:
+    """Raise ConfigError when two configured names are equal (the primary workspace's name
+    included, ``workspace`` unless ``workspace.name`` is set): a name must pick one root."""
+    seen = {primary: "workspace.name" if primary != PRIMARY_ROOT_NAME else "the primary workspace"}
+    for root in roots:
+        if root.name is None:
+            continue
+        if root.name in seen:
+            raise ConfigError(
+                f"root name {root.name!r} is used twice ({seen[root.name]} and {root.path})",
+                hint="Give each root its own name (knowledgebase.roots[].name, workspace.name).",
+            )
+        seen[root.name] = str(root.path)
 
 
 # -- plugins (issue 11): chunkers by file kind, store, source, per-plugin options --------------------

@@ -42,15 +42,22 @@ class Root:
     ``path`` is absolute and resolved (symlinks followed). ``recursive`` False means only the files
     directly inside ``path`` are indexed. ``primary`` marks the workspace directory itself, which
     is always recursive and cannot be removed with ``roots remove``.
+
+    ``name``: the root's stable name (:mod:`hermes_workspace.domain.root_names`). In
+    ``WorkspaceConfig.roots`` it is the configured ``name`` (``None`` when the entry has none);
+    the roots of ``WorkspaceConfig.all_roots`` (what ``roots list``, search and retrieve use) all
+    have one, configured or derived from the folder's name.
     """
 
     path: Path
     recursive: bool = False
     primary: bool = False
+    name: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The ``roots list`` JSON shape: ``{"path": str, "recursive": bool}`` (+ ``primary``)."""
-        return {"path": str(self.path), "recursive": self.recursive, "primary": self.primary}
+        """The ``roots list`` JSON shape: ``{"name": str | null, "path": str, "recursive": bool,
+        "primary": bool}``."""
+        return {"name": self.name, "path": str(self.path), "recursive": self.recursive, "primary": self.primary}
 
 
 RootAction = Literal["added", "updated", "unchanged"]
@@ -85,12 +92,21 @@ class RootChange:
         def mode(root: Root) -> str:
             return "recursive" if root.recursive else "top level only"
 
+        previous = self.previous
+        if self.action == "updated" and previous is not None and previous.name != self.root.name:
+            renamed = f"renamed root {previous.name} ({self.root.path}) to {self.root.name}"
+            if previous.recursive != self.root.recursive:
+                renamed += f"; changed from {mode(previous)} to {mode(self.root)}"
+            return renamed
         if self.root.primary:
             return f"{self.root.path} is the primary workspace, always indexed recursively; nothing changed"
         if self.action == "added":
-            return f"added {self.root.path} ({mode(self.root)})"
-        if self.action == "updated" and self.previous is not None:
-            return f"{self.root.path} was already a root; changed from {mode(self.previous)} to {mode(self.root)}"
+            return f"added {self.root.path} as {self.root.name} ({mode(self.root)})"
+        if self.action == "updated" and previous is not None and previous.recursive == self.root.recursive:
+            # `roots add PATH --name N` with the name it had by default: the name is pinned.
+            return f"{self.root.path} keeps the name {self.root.name}, now written to the config"
+        if self.action == "updated" and previous is not None:
+            return f"{self.root.path} was already a root; changed from {mode(previous)} to {mode(self.root)}"
         other = "--no-recursive" if self.root.recursive else "--recursive"
         return f"{self.root.path} is already a root ({mode(self.root)}); nothing changed (pass {other} to change it)"
 
@@ -303,7 +319,10 @@ class SearchHit:
     ``score`` then equals that of the hit below it (``fused_score`` keeps its own).
 
     ``breadcrumb`` and ``definitions`` come from the chunk (:class:`Chunk`); ``root`` is the
-    root the file was indexed under (not in the JSON).
+    root the file was indexed under (not in the JSON). ``root_name``: the name of the root the
+    hit belongs to (the deepest configured root that indexes its path,
+    :func:`~hermes_workspace.domain.root_names.covering_root`), set by the search; ``null`` in
+    the JSON when no configured root holds the file (a root removed since indexing).
 
     ``duplicates``: near-duplicates of this chunk in other files that were folded into this hit
     (the best-ranked copy), each as a :class:`Duplicate` (path and lines), in rank order; in the
@@ -349,6 +368,7 @@ class SearchHit:
     handle: str | None = None
     page: int | None = None
     anchor: str | None = None
+    root_name: str | None = None
 
     @property
     def key(self) -> tuple[Path, int]:
@@ -356,14 +376,15 @@ class SearchHit:
         return (self.path, self.chunk_index)
 
     def to_json(self) -> dict[str, Any]:
-        """The flat JSON object of seed 000: path, line_start, line_end, section, chunk_index,
-        score, tokens, modified, content; ``breadcrumb`` (the chunk's unit path, or ``null``) and
-        ``definitions`` (a list of qualified names) always; plus ``exact_matches``,
+        """The flat JSON object of seed 000: path, ``root_name`` (issue 12), line_start, line_end,
+        section, chunk_index, score, tokens, modified, content; ``breadcrumb`` (the chunk's unit
+        path, or ``null``) and ``definitions`` (a list of qualified names) always; plus ``exact_matches``,
         ``definition_matches``, ``file_rank``, ``file_hash``, ``stale``, ``handle`` and the
         provenance fields when they are set, ``page`` and ``anchor`` for a converted document,
         and ``duplicates`` when non-empty."""
         data = asdict(self)
         data["path"] = str(self.path)
+        data = {"path": data.pop("path"), "root_name": data.pop("root_name"), **data}
         data["definitions"] = list(self.definitions)
         del data["root"]  # internal: the file role is computed from the path below it
         if data["definition_matches"] is None:
@@ -399,6 +420,9 @@ class SearchResults(list[SearchHit]):
     ``semantic_status``: see :data:`~hermes_workspace.domain.semantic.SemanticStatus`;
     ``fusion``: the RRF weights used, or ``None``; ``reranker``: the reranker that ordered the
     hits, or ``None``; ``notes``: human sentences on fallbacks (empty when nothing fell back).
+    ``scope``: the roots searched, ``{"roots": [names], "widened": false}`` (every root when the
+    search named none; ``widened`` is always false in this version, it says whether a search
+    scoped to one root went on to all of them).
 
     Paging (set by ``Workspace.search`` and ``Workspace.more``): ``result_set``, the id of the
     frozen result set these hits are a page of (``None`` when it could not be saved, e.g. a
@@ -425,6 +449,7 @@ class SearchResults(list[SearchHit]):
         self.fusion = fusion
         self.reranker = reranker
         self.notes = list(notes)
+        self.scope: dict[str, Any] = {"roots": [], "widened": False}
         self.result_set: str | None = None
         self.offset = 0
         self.total = len(self)
@@ -435,7 +460,7 @@ class SearchResults(list[SearchHit]):
         the JSON."""
 
     def envelope(self) -> dict[str, Any]:
-        """``{"mode", "requested_mode", "semantic_status", "fusion", "reranker", "notes",
+        """``{"mode", "requested_mode", "semantic_status", "fusion", "reranker", "notes", "scope",
         "result_set", "offset", "total", "cursor", "hits": [hit JSON...]}``: the response object
         of ``search --envelope`` and ``more``."""
         return {
@@ -445,6 +470,7 @@ class SearchResults(list[SearchHit]):
             "fusion": self.fusion,
             "reranker": self.reranker,
             "notes": list(self.notes),
+            "scope": {"roots": list(self.scope["roots"]), "widened": self.scope["widened"]},
             "result_set": self.result_set,
             "offset": self.offset,
             "total": self.total,

@@ -113,7 +113,8 @@ class PackBlock:
     ``# Guide > ## Install``), or None; ``anchor``: for a converted document, where the region is
     in the original (``"pages 3-4"``, the merged hits' anchors joined by
     :func:`~hermes_workspace.domain.conversion.join_anchor_labels`), else None (line ranges of a
-    converted file are lines of its converted text)."""
+    converted file are lines of its converted text); ``root_name``: the hit's root's name
+    (JSON only: the framed header stays ``[Workspace source: relative/path, lines A-B]``)."""
 
     path: str
     relative_path: str
@@ -127,13 +128,16 @@ class PackBlock:
     full_line_end: int | None = None
     breadcrumb: str | None = None
     anchor: str | None = None
+    root_name: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"path", "relative_path", "line_start", "line_end", "breadcrumb", "handle", "stale",
-        "also", "text"}`` plus ``"anchor"`` (converted documents), ``"handles"`` (merged hits) and
+        """``{"path", "root_name", "relative_path", "line_start", "line_end", "breadcrumb",
+        "handle", "stale", "also", "text"}`` (``root_name``: the name of the root holding the
+        file, as on the hit; issue 12) plus ``"anchor"`` (converted documents), ``"handles"`` (merged hits) and
         ``"truncated": true, "full_line_end"`` when set."""
         data: dict[str, Any] = {
             "path": self.path,
+            "root_name": self.root_name,
             "relative_path": self.relative_path,
             "line_start": self.line_start,
             "line_end": self.line_end,
@@ -226,8 +230,9 @@ class RetrievePack:
     ``text_tokens``: tokens of :attr:`text`; both ``<= budget``. ``truncated``: the budget cut
     something (a block cut or left out, omitted entries dropped from the list); blocks left out
     only for ``max_chunks`` do not set it. ``coverage``: ``{"files_indexed", "files_total",
-    "stale", "semantic_status"}`` as the caller gave it. ``cursor``: the next pack
-    (``SET@OFFSET``) or None. ``result_set``: the frozen set the handles belong to.
+    "stale", "semantic_status"}`` as the caller gave it. ``scope``: the roots searched,
+    ``{"roots": [names], "widened": false}`` as for a search envelope (issue 12). ``cursor``: the
+    next pack (``SET@OFFSET``) or None. ``result_set``: the frozen set the handles belong to.
     """
 
     query: str
@@ -238,6 +243,7 @@ class RetrievePack:
     omitted_more: int = 0
     truncated: bool = False
     coverage: dict[str, Any] = field(default_factory=dict)
+    scope: dict[str, Any] = field(default_factory=lambda: {"roots": [], "widened": False})
     cursor: str | None = None
     result_set: str | None = None
     offset: int = 0
@@ -255,7 +261,7 @@ class RetrievePack:
 
     def to_json(self) -> dict[str, Any]:
         """``{"query", "budget", "tokens", "counter", "framing", "blocks": [...], "omitted": [...],
-        "omitted_more", "truncated", "coverage", "result_set", "offset", "cursor", "notes"}``;
+        "omitted_more", "truncated", "coverage", "scope", "result_set", "offset", "cursor", "notes"}``;
         ``framing`` is :data:`PREAMBLE` when there are blocks, else ``""``."""
         return {
             "query": self.query,
@@ -268,6 +274,7 @@ class RetrievePack:
             "omitted_more": self.omitted_more,
             "truncated": self.truncated,
             "coverage": dict(self.coverage),
+            "scope": {"roots": list(self.scope.get("roots") or []), "widened": bool(self.scope.get("widened"))},
             "result_set": self.result_set,
             "offset": self.offset,
             "cursor": self.cursor,
@@ -488,6 +495,7 @@ def _block(region: _Region, relative: Callable[[SearchHit, Path], str], keep: in
         full_line_end=full_end,
         breadcrumb=hit.breadcrumb,
         anchor=join_anchor_labels(region.anchors),
+        root_name=hit.root_name,
     )
 
 
@@ -579,12 +587,15 @@ def minimum_budget(
     coverage: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
     withheld: Collection[int] = (),
+    scope: Mapping[str, Any] | None = None,
 ) -> int:
     """The smallest budget :func:`pack_hits` accepts for these arguments (the same ones): the
     tokens of its response with no block and nothing listed."""
     plan = _plan(candidates, max_chunks, offset, set_id, roots, withheld)
     pack = RetrievePack(query, 0, counter.name, coverage=dict(coverage or {}), cursor=plan.cursor,
                         result_set=set_id, offset=offset)
+    if scope is not None:
+        pack.scope = dict(scope)
     return _floor(pack, plan, notes, counter)
 
 
@@ -601,11 +612,12 @@ def pack_hits(
     coverage: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
     withheld: Collection[int] = (),
+    scope: Mapping[str, Any] | None = None,
 ) -> RetrievePack:
     """Pack the window ``candidates[offset : offset + window_size(max_chunks)]`` into ``budget``
     tokens (see the module docstring). ``candidates``: the whole frozen list, rank order, each
     hit's ``handle`` set when the list is a persisted set ``set_id``; ``roots``: the workspace's
-    roots (for relative paths); ``coverage``: copied into the response; ``notes``: the search's
+    roots (for relative paths); ``coverage`` and ``scope``: copied into the response; ``notes``: the search's
     notes (fallbacks), copied first; ``withheld``: positions in ``candidates`` (0-based) left
     out of the window without a trace (hits whose files were removed from the index: the caller
     says so in ``notes``); the cursor still follows the whole window.
@@ -618,6 +630,8 @@ def pack_hits(
     regions, shown, by_chunks, relative = plan.regions, plan.shown, plan.by_chunks, plan.relative
     pack = RetrievePack(query, budget, counter.name, coverage=dict(coverage or {}), cursor=plan.cursor,
                         result_set=set_id, offset=offset)
+    if scope is not None:
+        pack.scope = dict(scope)
     minimum = _floor(pack, plan, notes, counter)
     if minimum > budget:
         raise UsageError(

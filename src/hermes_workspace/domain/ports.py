@@ -213,12 +213,13 @@ class IndexStore(Protocol):
         self,
         query: Query,
         *,
-        path_prefix: str | None = None,
+        path_prefix: str | tuple[str, ...] | None = None,
         glob: str | None = None,
         limit: int = 20,
     ) -> list[SearchHit]:
         """Ranked hits, best first, at most ``limit`` (>= 1). ``path_prefix`` is a literal prefix
-        of the absolute path (``%`` and ``_`` are not wildcards); ``glob`` is a pattern of
+        of the absolute path (``%`` and ``_`` are not wildcards), or a tuple of them (a hit
+        passes with any one; an empty tuple passes none); ``glob`` is a pattern of
         :mod:`hermes_workspace.domain.globs` (the file name without ``/``; whole segments at the
         end of the path with ``/``; ``**``, ``{a,b}``), applied with
         :func:`~hermes_workspace.domain.globs.compile_glob` so every adapter agrees. Filters
@@ -381,7 +382,12 @@ class VectorIndex(Protocol):
         ...
 
     def search(
-        self, vector: Vector, *, path_prefix: str | None = None, glob: str | None = None, limit: int = 20
+        self,
+        vector: Vector,
+        *,
+        path_prefix: str | tuple[str, ...] | None = None,
+        glob: str | None = None,
+        limit: int = 20,
     ) -> list[SearchHit]:
         """The ``limit`` chunks whose vectors are nearest to ``vector`` (cosine), best first, as
         hits whose ``score`` is the cosine similarity. ``path_prefix`` and ``glob`` mean what they
@@ -466,7 +472,9 @@ class ConfigRepository(Protocol):
         ...
 
     def save_roots(self, roots: tuple[Root, ...]) -> None:
-        """Write ``knowledgebase.roots``, keeping every other key and the user's comments."""
+        """Write ``knowledgebase.roots`` (each entry's ``name`` as the root's, none for
+        ``None``), keeping every other key and the user's comments. A root with ``primary`` set
+        is not an entry: its ``name`` is written as ``workspace.name``."""
         ...
 
     def update_roots(self, change: Callable[[WorkspaceConfig], tuple[Root, ...] | None]) -> None:

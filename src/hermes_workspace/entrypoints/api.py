@@ -162,6 +162,20 @@ def _memory_result_sets(settings: Any) -> InMemoryResultSets:
     return InMemoryResultSets(ttl_seconds=settings.handles.ttl_hours * 3600, max_sets=settings.handles.max_sets)
 
 
+def _root_names(roots: object) -> list[str] | None:
+    """``roots`` of :meth:`Workspace.search`/``retrieve`` as a list of names, ``None`` for none.
+
+    Raises:
+        UsageError: not a list or tuple of strings (a bare string would select its letters).
+    """
+    if roots is None:
+        return None
+    if not isinstance(roots, (list, tuple)) or not all(isinstance(n, str) for n in roots):
+        raise UsageError(f"roots must be a list of root names, got {_shown(roots)}",
+                         hint='e.g. roots=["workspace", "notes"]; roots() lists the names.')
+    return list(roots)
+
+
 def _names(expected: type | tuple[type, ...]) -> str:
     kinds = expected if isinstance(expected, tuple) else (expected,)
     words = {str: "a string", os.PathLike: "a path", type(None): "None", bool: "True or False", int: "a whole number"}
@@ -234,25 +248,31 @@ class Workspace:
         return self._container.log_file()
 
     def roots(self) -> list[Root]:
-        """The primary workspace first (recursive), then the added roots."""
+        """The primary workspace first (recursive), then the added roots, each with its ``name``."""
         return self._container.list_roots().execute()
 
-    def add_root(self, path: str | os.PathLike[str], *, recursive: bool | None = None) -> RootChange:
-        """Add a directory, or change whether an added one is recursive.
+    def add_root(
+        self, path: str | os.PathLike[str], *, recursive: bool | None = None, name: str | None = None
+    ) -> RootChange:
+        """Add a directory, or change whether an added one is recursive, or its name.
 
         ``recursive``: index its sub-folders too; ``None`` keeps the setting of a root already
-        configured and means ``False`` for a new one. Returns a :class:`RootChange` (``action``
-        ``added``, ``updated`` or ``unchanged``, ``previous``, ``message``; ``path`` and
-        ``recursive`` as on a :class:`Root`).
+        configured and means ``False`` for a new one. ``name``: the root's name (1-64 ASCII
+        letters, digits, ``_``, ``-``); ``None`` keeps a configured root's name and gives a new
+        one its folder's name, made unique. Returns a :class:`RootChange` (``action``
+        ``added``, ``updated`` or ``unchanged``, ``previous``, ``message``; ``path``,
+        ``recursive`` and the root's ``name`` as on a :class:`Root`).
 
         Raises:
-            UsageError: ``path`` is not a non-empty string or path, ``recursive`` not a bool.
+            UsageError: ``path`` is not a non-empty string or path, ``recursive`` not a bool,
+                ``name`` invalid or another root's.
             RootNotFoundError: the directory does not exist or cannot be looked at.
             ConfigError, ConfigWriteError: config.yaml is invalid or cannot be written.
         """
         _check_type("path", path, (str, os.PathLike))
         _check_type("recursive", recursive, (bool, type(None)))
-        change = self._container.add_root().execute(os.fspath(path), recursive=recursive)
+        _check_type("name", name, (str, type(None)))
+        change = self._container.add_root().execute(os.fspath(path), recursive=recursive, name=name)
         self._readmit(change.path)
         return change
 
@@ -262,6 +282,19 @@ class Workspace:
         if not self._container.store.overridden and not self.index_path.exists():
             return 0
         return self._container.readmit().execute(folder)
+
+    def rename_root(self, old: str, new: str) -> RootChange:
+        """Rename the root named ``old`` (``roots()`` shows the names; the primary workspace
+        too) to ``new``. Returns a :class:`RootChange` (``updated``, or ``unchanged``).
+
+        Raises:
+            UsageError: no root is named ``old`` (the message lists the names); ``new`` is
+                invalid or another root's name.
+            ConfigError, ConfigWriteError: config.yaml is invalid or cannot be written.
+        """
+        _check_type("old", old, str)
+        _check_type("new", new, str)
+        return self._container.rename_root().execute(old, new)
 
     def remove_root(self, path: str | os.PathLike[str]) -> Root:
         """Remove an added root.
@@ -390,10 +423,13 @@ class Workspace:
         limit: int | None = None,
         mode: str | None = None,
         offset: int = 0,
+        roots: list[str] | tuple[str, ...] | None = None,
     ) -> SearchResults:
         """Ranked hits for free text, as a list of :class:`SearchHit` that also carries
-        ``mode``, ``semantic_status``, ``fusion``, ``reranker`` and ``notes``; see
+        ``mode``, ``semantic_status``, ``fusion``, ``reranker``, ``notes`` and ``scope``; see
         :meth:`~hermes_workspace.application.search.SearchWorkspace.execute` for the options.
+        ``roots``: names of roots (``roots()``) to search, default all; every hit has its
+        ``root_name``.
         ``mode``: ``keyword``, ``semantic`` or ``hybrid`` (default: ``knowledgebase.retriever.mode``,
         ``auto`` = hybrid when an embedder is configured, else keyword).
 
@@ -406,7 +442,7 @@ class Workspace:
         Raises:
             IndexNotFoundError: nothing was indexed yet.
             UsageError: an unknown ``mode``, a malformed or empty ``glob``, an ``offset`` that is
-                not a whole number from 0 to 10,000.
+                not a whole number from 0 to 10,000, an unknown root name in ``roots``.
         """
         _check_type("query", query, str)
         if not query.strip():
@@ -426,7 +462,7 @@ class Workspace:
         _check_type("offset", offset, int)
         return self._container.paged_search().execute(
             query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode,
-            offset=offset,
+            offset=offset, roots=_root_names(roots),
         )
 
     def retrieve(
@@ -438,12 +474,14 @@ class Workspace:
         glob: str | None = None,
         mode: str | None = None,
         max_chunks: int | None = None,
+        roots: list[str] | tuple[str, ...] | None = None,
     ) -> RetrievePack:
         """The best evidence for ``query`` packed into ``budget`` o200k_base tokens (default
         ``knowledgebase.injection.max_tokens``, 3200), at most ``max_chunks`` blocks (default
         ``knowledgebase.injection.max_chunks``, 6), in seed 001's untrusted-content framing. The
         budget holds for ``pack.serialize()`` (the JSON the CLI prints) and for ``pack.text``
-        (the framed block to inject). ``path``, ``glob``, ``mode``: as for :meth:`search`.
+        (the framed block to inject). ``path``, ``glob``, ``mode``, ``roots``: as for :meth:`search`
+        (``pack.scope`` names the roots searched; each block has its ``root_name``).
         Rules and shape: :mod:`hermes_workspace.domain.packing`; ``pack.cursor`` gives the next
         pack (``more``).
 
@@ -469,7 +507,7 @@ class Workspace:
         _check_type("max_chunks", max_chunks, (int, type(None)))
         return self._container.retrieve_context().execute(
             query, budget=budget, path=os.fspath(path) if path is not None else None, glob=glob, mode=mode,
-            max_chunks=max_chunks,
+            max_chunks=max_chunks, roots=_root_names(roots),
         )
 
     def more(self, cursor: str, *, limit: int | None = None) -> Any:
@@ -559,8 +597,9 @@ class Workspace:
         functions: runs ``action`` with ``kwargs`` and returns JSON text, never raises (except
         ``KeyboardInterrupt``). Actions and their arguments: ``status``; ``index``; ``list``
         (``path``, ``recursive``, ``limit``, ``offset``); ``search`` (``query``, ``path``, ``glob``,
-        ``limit``, ``mode``, ``offset``); ``retrieve`` (``query``, ``budget``, ``path``, ``glob``,
-        ``mode``, ``max_chunks``); ``read`` (``target``: a handle or ``PATH:START-END``; ``budget``); ``more``
+        ``limit``, ``mode``, ``offset``, ``roots``); ``retrieve`` (``query``, ``budget``, ``path``, ``glob``,
+        ``mode``, ``max_chunks``, ``roots``); ``read`` (``target``: a handle or ``PATH:START-END``;
+        ``budget``); ``more``
         (``cursor``); ``delete`` (``path``). A failure is ``{"error": {"code", "message", "hint"}}``.
         ``retrieve`` returns ``pack.serialize()`` exactly (within its budget)."""
         try:

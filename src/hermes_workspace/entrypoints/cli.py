@@ -55,7 +55,7 @@ app = App(
     suppress_keyboard_interrupt=False,
 )
 app.meta.suppress_keyboard_interrupt = False
-roots_app = App(name="roots", help="List, add and remove the folders the workspace indexes.")
+roots_app = App(name="roots", help="List, add, rename and remove the folders the workspace indexes.")
 app.command(roots_app)
 
 
@@ -97,15 +97,15 @@ def _workspace() -> Any:
 
 @roots_app.command(name="list")
 def roots_list() -> _Output:
-    """List the roots: the primary workspace (always recursive) and the added folders."""
+    """List the roots with their names: the primary workspace (always recursive) and the added folders."""
     with _workspace() as ws:
         roots = ws.roots()
     return _Output([r.to_json() for r in roots], lambda con: _human_roots(con, roots))
 
 
 @roots_app.command(name="add")
-def roots_add(path: str, /, *, recursive: bool | None = None) -> _Output:
-    """Add a folder to index, or change whether an added one is recursive.
+def roots_add(path: str, /, *, recursive: bool | None = None, name: str | None = None) -> _Output:
+    """Add a folder to index, or change whether an added one is recursive, or its name.
 
     Parameters
     ----------
@@ -114,9 +114,28 @@ def roots_add(path: str, /, *, recursive: bool | None = None) -> _Output:
     recursive
         Index sub-folders too (--recursive), or only the files directly inside (--no-recursive).
         Default: only the files directly inside for a new root; unchanged for one already added.
+    name
+        The root's name for --root (1-64 ASCII letters, digits, _ or -). Default: the folder's
+        name, made unique (-2, -3...); unchanged for one already added.
     """
     with _workspace() as ws:
-        change = ws.add_root(path, recursive=recursive)
+        change = ws.add_root(path, recursive=recursive, name=name)
+    return _Output(change.to_json(), lambda con: con.print(_safe(change.message), markup=False))
+
+
+@roots_app.command(name="rename")
+def roots_rename(old: str, new: str, /) -> _Output:
+    """Rename a root (the primary workspace too: its name goes to workspace.name).
+
+    Parameters
+    ----------
+    old
+        The root's current name, as `roots list` shows it.
+    new
+        The new name: 1-64 ASCII letters, digits, _ or -, not another root's.
+    """
+    with _workspace() as ws:
+        change = ws.rename_root(old, new)
     return _Output(change.to_json(), lambda con: con.print(_safe(change.message), markup=False))
 
 
@@ -176,6 +195,7 @@ def search_command(
     envelope: bool = False,
     offset: str | None = None,
     cursor: str | None = None,
+    root: Annotated[list[str] | None, Parameter(negative="")] = None,
 ) -> _Output:
     """Search the index with free text (operators like NOT or quotes are ordinary words).
 
@@ -199,13 +219,16 @@ def search_command(
         keyword (BM25), semantic (nearest vectors) or hybrid (both, fused); default:
         knowledgebase.retriever.mode, which is hybrid when an embedder is configured.
     envelope
-        Print {"mode", "semantic_status", "fusion", "reranker", "notes", "result_set", "offset",
-        "total", "cursor", "hits": [...]} instead of the bare list of hits.
+        Print {"mode", "semantic_status", "fusion", "reranker", "notes", "scope", "result_set",
+        "offset", "total", "cursor", "hits": [...]} instead of the bare list of hits.
     offset
         Skip this many hits of the ranked list (0-based; --offset 20 --limit 20 is the second page).
     cursor
         Print the page a cursor names (SET@OFFSET, the `cursor` of an earlier page), without
         searching again; the same as `more CURSOR`. No query is given with it.
+    root
+        Only the files of the root of this name (`roots list`); repeat for several roots.
+        Default: every root. An unknown name is an error (exit 2) listing the names.
     """
     text = " ".join(query)
     with _workspace() as ws:
@@ -216,7 +239,7 @@ def search_command(
             hits = ws.more(cursor, limit=_whole_number("--limit", limit))
         else:
             hits = ws.search(text, path=path, glob=glob, limit=_whole_number("--limit", limit), mode=mode,
-                             offset=_whole_number("--offset", offset, 0))
+                             offset=_whole_number("--offset", offset, 0), roots=root)
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
         from hermes_workspace.logs import get_logger
 
@@ -239,6 +262,7 @@ def retrieve_command(
     path: str | None = None,
     glob: str | None = None,
     mode: Literal["keyword", "semantic", "hybrid"] | None = None,
+    root: Annotated[list[str] | None, Parameter(negative="")] = None,
 ) -> _Output:
     """The best evidence for a question, packed into a token budget, for an agent's context.
 
@@ -261,12 +285,14 @@ def retrieve_command(
         Only files matching this pattern, as for search.
     mode
         keyword, semantic or hybrid, as for search.
+    root
+        Only the files of the root of this name, as for search; repeatable.
     """
     text = " ".join(query)
     with _workspace() as ws:
         pack = ws.retrieve(
             text, budget=_whole_number("--budget", budget), max_chunks=_whole_number("--max-chunks", max_chunks),
-            path=path, glob=glob, mode=mode,
+            path=path, glob=glob, mode=mode, roots=root,
         )
     return _Output(pack.to_json(), lambda con: _human_pack(con, pack), raw=pack.serialize())
 
@@ -827,11 +853,13 @@ def _human_roots(console: Any, roots: list[Any]) -> None:
     from rich.text import Text
 
     table = Table(box=None)
+    table.add_column("name", overflow="fold")
     table.add_column("path", overflow="fold")  # a path cut with an ellipsis cannot be copied
     table.add_column("recursive")
     table.add_column("primary")
     for r in roots:
-        table.add_row(Text(_safe(r.path)), "yes" if r.recursive else "no", "yes" if r.primary else "")
+        table.add_row(Text(_safe(r.name)), Text(_safe(r.path)), "yes" if r.recursive else "no",
+                      "yes" if r.primary else "")
     console.print(table)
 
 

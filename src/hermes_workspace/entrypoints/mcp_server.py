@@ -145,6 +145,11 @@ _GLOB = {
     "type": "string", "minLength": 1,
     "description": "Only files matching this pattern: `*.md`, `test_*.py` (file name), `docs/**/*.md` (path end).",
 }
+_ROOTS = {
+    "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+    "description": "Names of roots to search (each hit's `root_name`; the response's `scope` lists the roots "
+    "searched). Default: every root. An unknown name is an error that lists the names.",
+}
 _MODE = {
     "type": "string", "enum": ["keyword", "semantic", "hybrid"],
     "description": "keyword (BM25), semantic (vectors) or hybrid (both, fused). Default: the workspace's setting.",
@@ -160,7 +165,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         method="search",
         description=(
             "Find WHERE something is in the user's indexed files: ranked hits, each with the absolute "
-            "`path`, the exact 1-based inclusive `line_start`..`line_end`, the chunk `content`, its "
+            "`path`, its root's name `root_name`, the exact 1-based inclusive `line_start`..`line_end`, the chunk "
+            "`content`, its "
             "`section`, and `stale: true` when the file changed since it was indexed (its lines may now "
             "hold other text). Use it to locate definitions, sections or mentions, or to list candidates. "
             "To answer a question from the content within a token budget use `retrieve` instead; to get "
@@ -175,6 +181,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                           "description": "Hits per page (default 20)."},
                 "mode": _MODE,
                 "offset": _SEARCH_OFFSET,
+                "roots": _ROOTS,
             },
             required=("query",),
         ),
@@ -199,13 +206,14 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "query": _QUERY,
                 "budget": {"type": "integer", "minimum": 1, "maximum": MAX_BUDGET,
                            "description": "Token budget of the whole response (default: the workspace's, 3200). "
-                           "A budget below the smallest possible response (about 230-270 tokens, more for a "
+                           "A budget below the smallest possible response (about 245-285 tokens, more for a "
                            "long query) is a usage error whose hint names the minimum."},
                 "path": _PATH_PREFIX,
                 "glob": _GLOB,
                 "mode": _MODE,
                 "max_chunks": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHUNKS,
                                "description": "At most this many blocks (default 6)."},
+                "roots": _ROOTS,
             },
             required=("query",),
         ),

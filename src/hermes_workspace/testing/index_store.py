@@ -181,6 +181,17 @@ class IndexStoreContract:
         assert len(search(store, "needle", path_prefix=None)) == 4
         assert paths(search(store, "needle", path_prefix="/elsewhere")) == []
 
+    def test_a_tuple_of_prefixes_keeps_paths_with_any_of_them(self, store: IndexStore) -> None:
+        # Root selection (issue 12): one literal prefix per selected root; none selects nothing.
+        for path in ("/ws/a_b/one.md", "/ws/axb/two.md", "/ws/100%/three.md", "/ws/1000/four.md"):
+            store.replace_file(*make_file(path, ["needle text"]))
+
+        assert sorted(paths(search(store, "needle", path_prefix=("/ws/a_b/", "/ws/100%/")))) == [
+            "/ws/100%/three.md", "/ws/a_b/one.md"]
+        assert paths(search(store, "needle", path_prefix=("/ws/1000/",))) == ["/ws/1000/four.md"]
+        assert paths(search(store, "needle", path_prefix=())) == []
+        assert paths(search(store, "needle", path_prefix=("/ws/a%",), glob="*.md")) == []
+
     def test_glob_matches_name_or_whole_path(self, store: IndexStore) -> None:
         for path in ("/ws/docs/guide.md", "/ws/code/guide.py", "/ws/code/md/notes.txt"):
             store.replace_file(*make_file(path, ["needle text"]))

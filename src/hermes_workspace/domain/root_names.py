@@ -1,0 +1,87 @@
+"""Root names (issue 12, "Named roots"): every root has a stable name that hits, ``--root`` and
+responses use.
+
+Rules (after seed 004's member names): a name is 1-64 ASCII letters, digits, ``_`` or ``-``.
+The primary workspace is named ``workspace`` unless ``workspace.name`` says otherwise; an added
+root is named by its ``name`` key, else by its folder's name with every other character replaced
+by ``-`` (``My Notes`` -> ``My-Notes``), cut to 64 characters. Configured names must differ
+(a ``ConfigError`` otherwise) and are taken first; a derived name that is already taken gets
+``-2``, ``-3``... in root order (the primary first, then ``knowledgebase.roots`` as listed). The
+same config therefore always gives the same names; removing a root may rename a derived name
+that had a suffix, a configured name never changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from hermes_workspace.domain.model import Root
+
+PRIMARY_ROOT_NAME = "workspace"
+"""The primary workspace's name when ``workspace.name`` is not set."""
+
+MAX_ROOT_NAME = 64
+"""Longest root name, in characters (seed 004: 1-64)."""
+
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,%d}" % MAX_ROOT_NAME)
+_OTHER = re.compile(r"[^A-Za-z0-9_-]")
+
+NAME_RULE = f"1-{MAX_ROOT_NAME} ASCII letters, digits, '_' or '-'"
+"""The rule in words, for messages."""
+
+
+def root_name_problem(name: object) -> str | None:
+    """Why ``name`` is not a valid root name (a sentence naming the rule), or ``None`` when it is."""
+    if not isinstance(name, str):
+        return f"a root name must be a string of {NAME_RULE}, got {name!r}"
+    if _NAME.fullmatch(name) is None:
+        return f"a root name must be {NAME_RULE}, got {name!r}"
+    return None
+
+
+def default_root_name(path: Path) -> str:
+    """The name derived from ``path``'s folder name: characters other than ASCII letters, digits,
+    ``_`` and ``-`` become ``-``, cut to :data:`MAX_ROOT_NAME`; ``root`` for a path without a
+    name (``/``)."""
+    base = _OTHER.sub("-", path.name)[:MAX_ROOT_NAME]
+    return base or "root"
+
+
+def name_roots(roots: Sequence[Root]) -> list[Root]:
+    """``roots`` in the same order, each with its name: the configured one, else
+    :func:`default_root_name` made unique with ``-2``, ``-3``... (the suffix counted from 2, the
+    base cut so that the whole stays within :data:`MAX_ROOT_NAME`). Configured names are assumed
+    valid and distinct (the config loader checks them) and are never changed."""
+    taken = {r.name for r in roots if r.name is not None}
+    named: list[Root] = []
+    for root in roots:
+        if root.name is None:
+            base = default_root_name(root.path)
+            name, n = base, 1
+            while name in taken:
+                n += 1
+                suffix = f"-{n}"
+                name = base[: MAX_ROOT_NAME - len(suffix)] + suffix
+            taken.add(name)
+            root = Root(path=root.path, recursive=root.recursive, primary=root.primary, name=name)
+        named.append(root)
+    return named
+
+
+def covering_root(path: Path, roots: Sequence[Root]) -> Root | None:
+    """The deepest root of ``roots`` that indexes ``path``: ``path`` is below a recursive root, or
+    directly in a root; ``None`` when no root does. Nested roots are allowed, so the deepest one
+    names the file (a project root inside the primary workspace names its own files)."""
+    best: Root | None = None
+    for root in roots:
+        try:
+            relative = path.relative_to(root.path)
+        except ValueError:
+            continue
+        if not relative.parts or (not root.recursive and len(relative.parts) > 1):
+            continue
+        if best is None or len(root.path.parts) > len(best.path.parts):
+            best = root
+    return best

@@ -1,0 +1,50 @@
+"""Named roots through the Python API and the single agent tool (issue 12, first slice)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace import Workspace
+from hermes_workspace.domain.errors import UsageError
+
+
+def _workspace(home: Path, tmp_path: Path) -> Workspace:
+    (home / "workspace").mkdir()
+    (home / "workspace" / "a.md").write_text("# A\n\nquokka habitat survey\n")
+    side = tmp_path / "side folder"
+    side.mkdir()
+    (side / "b.md").write_text("# B\n\nquokka population count\n")
+    ws = Workspace.open(home)
+    assert ws.add_root(side, name="side").root.name == "side"
+    ws.index()
+    return ws
+
+
+def test_search_and_retrieve_take_roots(home: Path, tmp_path: Path) -> None:
+    with _workspace(home, tmp_path) as ws:
+        assert [r.name for r in ws.roots()] == ["workspace", "side"]
+        hits = ws.search("quokka", roots=["side"])
+        assert [(h.path.name, h.root_name) for h in hits] == [("b.md", "side")]
+        assert hits.scope == {"roots": ["side"], "widened": False}
+        pack = ws.retrieve("quokka", roots=("workspace",))
+        assert pack.scope == {"roots": ["workspace"], "widened": False}
+        assert [(b.relative_path, b.root_name) for b in pack.blocks] == [("workspace/a.md", "workspace")]
+        with pytest.raises(UsageError, match="roots must be a list of root names"):
+            ws.search("quokka", roots="side")  # type: ignore[arg-type]
+        answer = json.loads(ws.workspace_tool("search", query="quokka", roots=["nope"]))
+        assert answer["error"]["code"] == "usage_error"
+        assert answer["error"]["message"] == "unknown root name 'nope'; the roots are: workspace, side"
+
+
+def test_rename_root_changes_what_hits_say(home: Path, tmp_path: Path) -> None:
+    with _workspace(home, tmp_path) as ws:
+        change = ws.rename_root("side", "field")
+        assert (change.action, change.previous.name, change.root.name) == ("updated", "side", "field")
+        assert [(h.path.name, h.root_name) for h in ws.search("quokka", roots=["field"])] == [("b.md", "field")]
+        with pytest.raises(UsageError, match="unknown root name 'side'"):
+            ws.search("quokka", roots=["side"])
+        with pytest.raises(UsageError, match="the name 'workspace' is taken"):
+            ws.rename_root("field", "workspace")
