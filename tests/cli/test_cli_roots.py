@@ -9,16 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes_workspace.entrypoints.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, object, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    try:
-        data: object = json.loads(out) if out.strip() else None
-    except json.JSONDecodeError:
-        data = out
-    return code, data, err
+from tests.cli.test_cli import run
 
 
 @pytest.fixture
