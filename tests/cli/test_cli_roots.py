@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from hermes_workspace.entrypoints.cli import main
 from tests.cli.test_cli import run
 
 
