@@ -720,12 +720,42 @@ def test_search_and_retrieve_take_roots_and_name_each_hit_s_root(home: Path, tmp
     pool.close()
     assert {(h["path"], h["root_name"]) for h in document(every)["hits"]} >= {
         (str(docs / "note01.md"), "workspace"), (str(extra / "zebra.md"), "side")}
-    assert document(every)["scope"] == {"roots": ["workspace", "side"], "widened": False}
+    assert document(every)["scope"] == {"roots": ["workspace", "side"], "home": None, "widened": False}
     assert [(h["path"], h["root_name"]) for h in document(side)["hits"]] == [(str(extra / "zebra.md"), "side")]
     pack = json.loads(retrieved.content[0].text)
-    assert pack["scope"] == {"roots": ["workspace"], "widened": False}
+    assert pack["scope"] == {"roots": ["workspace"], "home": None, "widened": False}
     assert pack["blocks"] and {b["root_name"] for b in pack["blocks"]} == {"workspace"}
     assert unknown.is_error is True
     error = document(unknown)["error"]
     assert error["code"] == "usage_error"
     assert error["message"] == "unknown root name 'nope'; the roots are: workspace, side"
+
+
+def test_search_and_retrieve_scope_from_the_server_s_working_directory(home: Path, tmp_path: Path) -> None:
+    make_notes(home, count=3)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "zebra.md").write_text("# Zebra\n\nzebra1 crossing in the extra root\n")
+    with Workspace.open(home) as ws:
+        ws.add_root(extra, name="side")
+        ws.index()
+    pool, _ = open_pool(home)
+    server = build_server(pool, cwd=str(extra))
+
+    async def body(client: Client) -> tuple[Any, ...]:
+        return (
+            await client.call_tool("search", {"query": "zebra1 crossing"}),
+            await client.call_tool("search", {"query": "zebra1 crossing", "all_roots": True}),
+            await client.call_tool("retrieve", {"query": "note01"}),
+            await client.call_tool("search", {"query": "zebra1", "roots": ["side"], "all_roots": True}),
+        )
+
+    home_only, every, widened, both = run_client(server, "legacy", body)
+    pool.close()
+    assert [h["root_name"] for h in document(home_only)["hits"]] == ["side"]
+    assert document(home_only)["scope"] == {"roots": ["side"], "home": "side", "widened": False}
+    assert document(every)["scope"] == {"roots": ["workspace", "side"], "home": None, "widened": False}
+    pack = json.loads(widened.content[0].text)
+    assert pack["scope"] == {"roots": ["workspace", "side"], "home": "side", "widened": True}
+    assert pack["blocks"] and {b["root_name"] for b in pack["blocks"]} == {"workspace"}
+    assert both.is_error is True and document(both)["error"]["code"] == "usage_error"

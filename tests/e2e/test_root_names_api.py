@@ -28,9 +28,9 @@ def test_search_and_retrieve_take_roots(home: Path, tmp_path: Path) -> None:
         assert [r.name for r in ws.roots()] == ["workspace", "side"]
         hits = ws.search("quokka", roots=["side"])
         assert [(h.path.name, h.root_name) for h in hits] == [("b.md", "side")]
-        assert hits.scope == {"roots": ["side"], "widened": False}
+        assert hits.scope == {"roots": ["side"], "home": None, "widened": False}
         pack = ws.retrieve("quokka", roots=("workspace",))
-        assert pack.scope == {"roots": ["workspace"], "widened": False}
+        assert pack.scope == {"roots": ["workspace"], "home": None, "widened": False}
         assert [(b.relative_path, b.root_name) for b in pack.blocks] == [("workspace/a.md", "workspace")]
         with pytest.raises(UsageError, match="roots must be a list of root names"):
             ws.search("quokka", roots="side")  # type: ignore[arg-type]
@@ -48,3 +48,44 @@ def test_rename_root_changes_what_hits_say(home: Path, tmp_path: Path) -> None:
             ws.search("quokka", roots=["side"])
         with pytest.raises(UsageError, match="the name 'workspace' is taken"):
             ws.rename_root("field", "workspace")
+
+
+def test_search_and_retrieve_scope_from_a_given_working_directory(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (home / "workspace").mkdir()
+    (home / "workspace" / "a.md").write_text("# A\n\nquokka habitat survey\n")
+    (home / "workspace" / "c.md").write_text("# C\n\nhabitat of wombats\n")
+    side = tmp_path / "side"
+    (side / "deep").mkdir(parents=True)
+    (side / "b.md").write_text("# B\n\nquokka population count\n")
+    with Workspace.open(home) as ws:
+        ws.add_root(side, name="side")
+        ws.index()
+        hits = ws.search("quokka", cwd=side / "deep")
+        assert [h.path.name for h in hits] == ["b.md"]
+        assert hits.scope == {"roots": ["side"], "home": "side", "widened": False}
+        widened = ws.search("habitat", cwd=str(side), limit=1)
+        assert widened.scope == {"roots": ["workspace", "side"], "home": "side", "widened": True}
+        assert widened[0].root_name == "workspace" and widened.cursor is not None
+        assert ws.more(widened.cursor).scope == widened.scope  # frozen with the set
+        explicit = ws.search("habitat", cwd=side, roots=["side"])
+        assert list(explicit) == [] and explicit.scope == {"roots": ["side"], "home": None, "widened": False}
+        every = ws.search("quokka", cwd=side, all_roots=True)
+        assert sorted(h.path.name for h in every) == ["a.md", "b.md"]
+        assert every.scope == {"roots": ["workspace", "side"], "home": None, "widened": False}
+        pack = ws.retrieve("habitat", cwd=side)
+        assert pack.scope == {"roots": ["workspace", "side"], "home": "side", "widened": True}
+        assert {b.root_name for b in pack.blocks} == {"workspace"}
+        assert ws.retrieve("quokka", cwd=side).scope == {"roots": ["side"], "home": "side", "widened": False}
+        # A library call never looks at the process's working directory.
+        monkeypatch.chdir(side)
+        assert ws.search("quokka").scope == {"roots": ["workspace", "side"], "home": None, "widened": False}
+        tool = json.loads(ws.workspace_tool("search", query="quokka", cwd=str(side)))
+        assert tool["scope"] == {"roots": ["side"], "home": "side", "widened": False}
+        with pytest.raises(UsageError, match="cwd is empty"):
+            ws.search("quokka", cwd=" ")
+        with pytest.raises(UsageError, match="all_roots must be True or False"):
+            ws.retrieve("quokka", all_roots="yes")  # type: ignore[arg-type]
+        with pytest.raises(UsageError, match="give root names or all roots, not both"):
+            ws.retrieve("quokka", roots=["side"], all_roots=True)

@@ -193,7 +193,7 @@ def test_roots_select_files_and_every_hit_names_its_root() -> None:
     every = search.execute("deployment rollback")
     assert sorted((str(h.path), h.root_name) for h in every) == [
         ("/loose/d.md", None), ("/other/c.md", "other"), ("/ws/a.md", "workspace"), ("/ws/proj/b.md", "proj")]
-    assert every.scope == {"roots": ["workspace", "proj", "other"], "widened": False}
+    assert every.scope == {"roots": ["workspace", "proj", "other"], "home": None, "widened": False}
     assert every[0].to_json()["root_name"] == every[0].root_name
     other = search.execute("deployment rollback", roots=["other"])
     assert [str(h.path) for h in other] == ["/other/c.md"] and other.scope["roots"] == ["other"]

@@ -19,15 +19,16 @@ frozen tail continues its own ranking.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from os import PathLike
 from typing import Any
 
 from hermes_workspace.application.search import MAX_LIMIT, SearchWorkspace
 from hermes_workspace.application.verification import FreshnessMarker
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, UsageError
 from hermes_workspace.domain.handles import Cursor, Handle, parse_cursor, removed_note
-from hermes_workspace.domain.model import ResultSet, SearchHit, SearchResults
+from hermes_workspace.domain.model import ResultSet, SearchHit, SearchResults, scope_json
 from hermes_workspace.domain.ports import ResultSetStore
 
 MIN_FROZEN = 50
@@ -67,6 +68,8 @@ class PagedSearch:
         mode: str | None = None,
         offset: int = 0,
         roots: Sequence[str] | None = None,
+        all_roots: bool = False,
+        cwd: str | PathLike[str] | None = None,
     ) -> SearchResults:
         """The page of hits ``offset``..``offset + limit - 1`` (0-based) of the search, each with
         ``file_hash``, ``stale`` and (when saved) ``handle``; see :class:`SearchResults` for
@@ -82,7 +85,8 @@ class PagedSearch:
         size = self.search.default_limit if limit is None else max(1, limit)
         size = min(size, MAX_LIMIT)
         results = self.search.execute(
-            text, path=path, glob=glob, limit=min(MAX_LIMIT, offset + size), mode=mode, roots=roots
+            text, path=path, glob=glob, limit=min(MAX_LIMIT, offset + size), mode=mode, roots=roots,
+            all_roots=all_roots, cwd=cwd,
         )
         ranked = results.ranked
         depth = min(MAX_FROZEN, max(offset + size, MIN_FROZEN), len(ranked))
@@ -170,9 +174,7 @@ class MoreResults:
             semantic_status=str(saved.options.get("semantic_status") or "disabled"),
             notes=notes,
         )
-        scope = saved.options.get("scope")
-        if isinstance(scope, dict):  # sets frozen before issue 12 have none
-            page.scope = {"roots": list(scope.get("roots") or []), "widened": bool(scope.get("widened"))}
+        page.scope = scope_json(saved.options.get("scope"))  # sets frozen before issue 12 have none
         _set_paging(page, saved, start, len(saved.hits), end=start + len(window))
         return page
 

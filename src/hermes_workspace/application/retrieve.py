@@ -7,6 +7,7 @@ Packing rules, framing and the response shape: :mod:`hermes_workspace.domain.pac
 from __future__ import annotations
 
 import re
+from os import PathLike
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 from hermes_workspace.domain.errors import UsageError
 from hermes_workspace.domain.handles import removed_note
-from hermes_workspace.domain.model import ResultSet, SearchHit, SearchResults
+from hermes_workspace.domain.model import ResultSet, SearchHit, SearchResults, scope_json
 from hermes_workspace.domain.packing import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_CHUNKS,
@@ -41,7 +42,7 @@ def candidate_count(max_chunks: int) -> int:
 
 
 SearchFunction = Callable[..., SearchResults]
-"""``search(text, *, path, glob, limit, mode, roots) -> SearchResults``, as
+"""``search(text, *, path, glob, limit, mode, roots, all_roots, cwd) -> SearchResults``, as
 :meth:`~hermes_workspace.application.search.SearchWorkspace.execute`."""
 
 
@@ -82,10 +83,13 @@ class RetrieveContext:
         max_chunks: int | None = None,
         require_keyword_match: bool = False,
         roots: Sequence[str] | None = None,
+        all_roots: bool = False,
+        cwd: str | PathLike[str] | None = None,
     ) -> RetrievePack:
         """The first pack for ``query``. ``budget`` (tokens) and ``max_chunks`` default to the
-        configured values; ``path``, ``glob``, ``mode``, ``roots`` as for search (the pack's
-        ``scope`` says which roots were searched; it is frozen with the set for ``more``). With
+        configured values; ``path``, ``glob``, ``mode``, ``roots``, ``all_roots`` and ``cwd`` as for
+        search (the pack's ``scope`` says which roots were searched, the home root and whether
+        it widened; it is frozen with the set for ``more``). With
         ``require_keyword_match`` (seed 001's gated mode) the pack is empty unless at least one
         candidate matched the query's words (a keyword hit), not only its meaning.
 
@@ -100,7 +104,8 @@ class RetrieveContext:
         budget = self._budget(budget)
         max_chunks = self._max_chunks(max_chunks)
         self.counter.count("")  # a missing tokenizer fails before anything is searched or frozen
-        hits = self.search(query, path=path, glob=glob, limit=candidate_count(max_chunks), mode=mode, roots=roots)
+        hits = self.search(query, path=path, glob=glob, limit=candidate_count(max_chunks), mode=mode, roots=roots,
+                           all_roots=all_roots, cwd=cwd)
         candidates: Sequence[SearchHit] = list(hits)
         notes = list(hits.notes)
         if require_keyword_match and candidates and not any(_keyword_match(h, hits.mode) for h in candidates):
@@ -193,7 +198,7 @@ class RetrieveContext:
             coverage=self._coverage(handled, semantic_status),
             notes=notes,
             withheld=withheld,
-            scope=_frozen_scope(options.get("scope")),
+            scope=scope_json(options.get("scope")),
         )
 
     def _coverage(self, hits: Sequence[SearchHit], semantic_status: str) -> dict[str, Any]:
@@ -222,14 +227,6 @@ class RetrieveContext:
                 hint=f"The default is {self.default_max_chunks} (knowledgebase.injection.max_chunks).",
             )
         return max_chunks
-
-
-def _frozen_scope(value: Any) -> dict[str, Any]:
-    """The ``scope`` a retrieve set was frozen with; sets frozen before issue 12 have none (then
-    ``{"roots": [], "widened": false}``: not recorded)."""
-    if not isinstance(value, dict):
-        return {"roots": [], "widened": False}
-    return {"roots": list(value.get("roots") or []), "widened": bool(value.get("widened"))}
 
 
 def _keyword_match(hit: SearchHit, mode: str) -> bool:

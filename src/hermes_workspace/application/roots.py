@@ -3,6 +3,8 @@ names: issue 12, :mod:`hermes_workspace.domain.root_names`)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +12,7 @@ from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
 from hermes_workspace.domain.exclusions import excluded_path
 from hermes_workspace.domain.model import Root, RootChange
-from hermes_workspace.domain.root_names import root_name_problem
+from hermes_workspace.domain.root_names import containing_root, root_name_problem
 from hermes_workspace.domain.paths import display_name, to_storage
 from hermes_workspace.domain.ports import ConfigRepository
 
@@ -159,6 +161,62 @@ def select_roots(roots: list[Root], names: list[str] | tuple[str, ...]) -> list[
         )
     wanted = set(names)
     return [r for r in roots if r.name in wanted]
+
+
+MAX_GIT_FILE = 4096
+"""Bytes of a ``.git`` file read to find a linked worktree's ``gitdir:`` line (git writes one
+short line; a larger file is not a worktree's)."""
+
+
+def home_root(cwd: Path, roots: Sequence[Root]) -> Root | None:
+    """The root a search from the working directory ``cwd`` (absolute, symlinks resolved)
+    starts in (issue 12, "scoping from the working directory"), or ``None`` outside every root.
+
+    The deepest root whose folder holds ``cwd`` (:func:`~hermes_workspace.domain.root_names.
+    containing_root`), with one exception: inside a linked git worktree (:func:`linked_worktree`)
+    the worktree stands for its main repository's working folder, so ``cwd`` is taken at the
+    same place in that folder, unless a root lies inside the worktree itself (the worktree is
+    indexed on its own: that root is nearer). Only scoping: the home root's own indexed files
+    are what is searched, not the worktree's."""
+    direct = containing_root(cwd, roots)
+    worktree = linked_worktree(cwd)
+    if worktree is None:
+        return direct
+    top, main = worktree
+    if direct is not None and (direct.path == top or top in direct.path.parents):
+        return direct
+    return containing_root(main / cwd.relative_to(top), roots) or direct
+
+
+def linked_worktree(cwd: Path) -> tuple[Path, Path] | None:
+    """``(worktree folder, main repository's working folder)`` when ``cwd`` is inside a linked
+    git worktree, else ``None``.
+
+    The nearest ancestor of ``cwd`` (itself included) with a ``.git`` entry decides: a linked
+    worktree's ``.git`` is a file holding ``gitdir: <main>/.git/worktrees/<name>`` (``git
+    worktree add``; a relative path is taken from the worktree folder), and ``<main>`` is the
+    main working folder. A ``.git`` folder (an ordinary repository), another ``gitdir`` (a
+    submodule's ``.git/modules/...``, a bare repository's worktree) or an unreadable file give
+    ``None``. Pure Python: no git process, nothing written."""
+    for folder in (cwd, *cwd.parents):
+        marker = folder / ".git"
+        try:
+            if marker.is_dir():
+                return None
+            if not marker.is_file():
+                continue
+            with marker.open("rb") as stream:
+                text = stream.read(MAX_GIT_FILE).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        first = text.splitlines()[0] if text.strip() else ""
+        if not first.startswith("gitdir:"):
+            return None
+        gitdir = Path(os.path.realpath(folder / first[len("gitdir:"):].strip()))
+        if gitdir.parent.name != "worktrees" or gitdir.parent.parent.name != ".git":
+            return None
+        return folder, gitdir.parent.parent.parent
+    return None
 
 
 def _check_name(name: object) -> None:

@@ -8,9 +8,9 @@ import re
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
-from hermes_workspace.application.roots import select_roots
+from hermes_workspace.application.roots import home_root, select_roots
 from hermes_workspace.domain.constants import MAX_QUERY_TERMS
 from hermes_workspace.domain.errors import (
     ConsentRequiredError,
@@ -31,7 +31,7 @@ from hermes_workspace.domain.fusion import (
 from hermes_workspace.domain.config import DEFAULT_MAX_HITS_PER_FILE
 from hermes_workspace.domain.diversity import cap_per_file, collapse_duplicates
 from hermes_workspace.domain.globs import compile_glob
-from hermes_workspace.domain.model import Root, SearchHit, SearchResults
+from hermes_workspace.domain.model import Root, SearchHit, SearchResults, scope_json
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
 from hermes_workspace.domain.ranking import (
@@ -122,7 +122,6 @@ class _Search:
     tiered: bool = False
     reranked_by: str | None = None
     notes: list[str] = field(default_factory=list)
-    scope: list[str] = field(default_factory=list)
 
     def fall_back(self, status: SemanticStatus, note: str, *, fusion: FusionWeights | None = None) -> None:
         """Turn this search into a keyword search because the semantic side cannot help:
@@ -144,7 +143,6 @@ class _Search:
             notes=self.notes,
         )
         results.ranked = self.hits
-        results.scope = {"roots": list(self.scope), "widened": False}
         return results
 
 
@@ -195,6 +193,8 @@ class SearchWorkspace:
         limit: int | None = None,
         mode: str | None = None,
         roots: Sequence[str] | None = None,
+        all_roots: bool = False,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> SearchResults:
         """Hits, best first, as :class:`SearchResults` (a list with ``mode``,
         ``semantic_status``, ``fusion``, ``reranker``, ``notes`` and ``scope``), each hit with
@@ -218,12 +218,24 @@ class SearchWorkspace:
             mode: ``keyword``, ``semantic`` or ``hybrid``; ``None`` means the configured default.
             roots: names of roots (``roots list``): keep hits whose file is in one of their
                 folders (a root nested in a selected one is part of it); with ``path``, both
-                must hold. ``None`` or empty: every root. ``scope`` lists the roots searched.
+                must hold. Explicit: never widened. ``None`` or empty: see ``cwd``.
+            all_roots: search every root, whatever ``cwd`` is (``--all``); not with ``roots``.
+            cwd: the working directory the search is asked from (``~`` expanded, relative to
+                the process's, symlinks resolved); ``None``: none, every root is searched.
+                Without ``roots`` and ``all_roots``, when ``cwd`` is inside a root
+                (:func:`~hermes_workspace.application.roots.home_root`: the deepest one; a
+                linked git worktree counts as its main repository's root), that home root is
+                searched first (a root nested in it is part of it), and only when it has no hit
+                at all, every root (``widened``).
+
+        The response's ``scope`` (:func:`~hermes_workspace.domain.model.scope_json`) lists the
+        roots whose hits are returned, the home root's name (``None`` when the roots were
+        chosen explicitly or ``cwd`` is in no root) and whether the search widened.
 
         Raises:
             UsageError: an unknown ``mode``; a malformed or empty ``glob`` (unclosed ``[`` or
                 ``{``...; checked before anything is searched); a name in ``roots`` that no root
-                has (the message lists the names).
+                has (the message lists the names); both ``roots`` and ``all_roots``.
             IndexNotFoundError: the workspace was never indexed.
             StoreError: the database failed.
         """
@@ -232,20 +244,40 @@ class SearchWorkspace:
             raise UsageError(
                 f"unknown search mode {mode!r}", hint=f"Use one of: {', '.join(SEARCH_MODES)}."
             )
-        selected = select_roots(list(self.roots), list(roots)) if roots else list(self.roots)
+        if roots and all_roots:
+            raise UsageError("give root names or all roots, not both",
+                             hint="--root NAME searches the named roots; --all searches every root.")
+        every = list(self.roots)
+        explicit = select_roots(every, list(roots)) if roots else None
+        home = home_root(_absolute_cwd(cwd), every) if cwd is not None and explicit is None and not all_roots else None
         prefix = _absolute_prefix(path)
+        limit = min(MAX_LIMIT, self.default_limit if limit is None else max(1, limit))
+        if glob is not None:
+            compile_glob(glob)  # a malformed pattern is a usage error, whichever side searches first
+        selected = explicit if explicit is not None else [home] if home is not None else every
+        narrowed = explicit is not None or home is not None
+        results = self._run(text, _root_prefixes(prefix, selected) if narrowed else prefix, glob, limit, mode)
+        widened = home is not None and not results.ranked
+        if widened:  # nothing at all in the home root: every root
+            selected = every
+            results = self._run(text, prefix, glob, limit, mode)
+        results.scope = scope_json({"roots": [r.name for r in selected],
+                                    "home": home.name if home is not None else None, "widened": widened})
+        return results
+
+    def _run(self, text: str, prefix: str | tuple[str, ...] | None, glob: str | None, limit: int,
+             mode: str) -> SearchResults:
+        """One search over the files under ``prefix`` (one prefix or several, ``None``: all),
+        through every stage, each hit with its ``root_name``."""
         search = _Search(
             text=text,
             query=parse_query(text),
-            prefix=_root_prefixes(prefix, selected) if roots else prefix,
+            prefix=prefix,
             glob=glob,
-            limit=min(MAX_LIMIT, self.default_limit if limit is None else max(1, limit)),
+            limit=limit,
             requested=mode,
             mode=mode,
-            scope=[str(r.name) for r in selected],
         )
-        if glob is not None:
-            compile_glob(glob)  # a malformed pattern is a usage error, whichever side searches first
         if search.query.is_empty:
             search.notes.append(EMPTY_NOTE)
         # Retrievers: the semantic side first, since what it cannot do turns the search into a
@@ -703,6 +735,12 @@ def _root_prefixes(prefix: str | None, roots: Sequence[Root]) -> tuple[str, ...]
         if chosen not in prefixes:
             prefixes.append(chosen)
     return tuple(prefixes)
+
+
+def _absolute_cwd(cwd: str | os.PathLike[str]) -> Path:
+    """``cwd`` as roots are stored: ``~`` expanded, absolute, symlinks resolved (a folder that
+    does not exist is taken as written)."""
+    return Path(os.path.realpath(os.path.expanduser(os.fspath(cwd))))
 
 
 def _absolute_prefix(path: str | None) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -412,6 +412,26 @@ class SearchHit:
 _PROVENANCE = ("keyword_rank", "semantic_rank", "similarity", "fused_score", "rerank_score")
 
 
+def scope_json(value: Any) -> dict[str, Any]:
+    """The ``scope`` of a search or retrieve response, from ``value`` (a scope as recorded, or
+    ``None``): ``{"roots": [names], "home": name or None, "widened": bool}``.
+
+    ``roots``: the roots whose files were searched, in root order. ``home``: the root the search
+    started in because the working directory is inside it (issue 12's scoping; ``None`` when the
+    roots were chosen explicitly, no working directory was given, or it is in no root).
+    ``widened``: the home root had no hit at all, so every root was searched (then ``roots``
+    lists them all). Keys missing from ``value`` (result sets frozen before issue 12, or before
+    ``home``) read as empty, ``None`` and ``false``."""
+    if not isinstance(value, Mapping):
+        value = {}
+    home = value.get("home")
+    return {
+        "roots": [str(name) for name in value.get("roots") or ()],
+        "home": home if isinstance(home, str) else None,
+        "widened": bool(value.get("widened")),
+    }
+
+
 class SearchResults(list[SearchHit]):
     """The hits of one search (a ``list``, best first) and how they were produced.
 
@@ -420,9 +440,8 @@ class SearchResults(list[SearchHit]):
     ``semantic_status``: see :data:`~hermes_workspace.domain.semantic.SemanticStatus`;
     ``fusion``: the RRF weights used, or ``None``; ``reranker``: the reranker that ordered the
     hits, or ``None``; ``notes``: human sentences on fallbacks (empty when nothing fell back).
-    ``scope``: the roots searched, ``{"roots": [names], "widened": false}`` (every root when the
-    search named none; ``widened`` is always false in this version, it says whether a search
-    scoped to one root went on to all of them).
+    ``scope``: the roots searched, ``{"roots": [names], "home": name or None, "widened": bool}``
+    (:func:`scope_json`).
 
     Paging (set by ``Workspace.search`` and ``Workspace.more``): ``result_set``, the id of the
     frozen result set these hits are a page of (``None`` when it could not be saved, e.g. a
@@ -449,7 +468,7 @@ class SearchResults(list[SearchHit]):
         self.fusion = fusion
         self.reranker = reranker
         self.notes = list(notes)
-        self.scope: dict[str, Any] = {"roots": [], "widened": False}
+        self.scope: dict[str, Any] = scope_json(None)
         self.result_set: str | None = None
         self.offset = 0
         self.total = len(self)
@@ -470,7 +489,7 @@ class SearchResults(list[SearchHit]):
             "fusion": self.fusion,
             "reranker": self.reranker,
             "notes": list(self.notes),
-            "scope": {"roots": list(self.scope["roots"]), "widened": self.scope["widened"]},
+            "scope": scope_json(self.scope),
             "result_set": self.result_set,
             "offset": self.offset,
             "total": self.total,

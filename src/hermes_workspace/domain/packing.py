@@ -52,7 +52,7 @@ from typing import Any
 
 from hermes_workspace.domain.conversion import join_anchor_labels
 from hermes_workspace.domain.errors import UsageError
-from hermes_workspace.domain.model import SearchHit
+from hermes_workspace.domain.model import SearchHit, scope_json
 from hermes_workspace.domain.paths import escape_json_surrogates
 from hermes_workspace.domain.ports import TokenCounter
 
@@ -231,7 +231,8 @@ class RetrievePack:
     something (a block cut or left out, omitted entries dropped from the list); blocks left out
     only for ``max_chunks`` do not set it. ``coverage``: ``{"files_indexed", "files_total",
     "stale", "semantic_status"}`` as the caller gave it. ``scope``: the roots searched,
-    ``{"roots": [names], "widened": false}`` as for a search envelope (issue 12). ``cursor``: the
+    ``{"roots": [names], "home": name or None, "widened": bool}`` as for a search envelope
+    (:func:`~hermes_workspace.domain.model.scope_json`, issue 12). ``cursor``: the
     next pack (``SET@OFFSET``) or None. ``result_set``: the frozen set the handles belong to.
     """
 
@@ -243,7 +244,7 @@ class RetrievePack:
     omitted_more: int = 0
     truncated: bool = False
     coverage: dict[str, Any] = field(default_factory=dict)
-    scope: dict[str, Any] = field(default_factory=lambda: {"roots": [], "widened": False})
+    scope: dict[str, Any] = field(default_factory=lambda: scope_json(None))
     cursor: str | None = None
     result_set: str | None = None
     offset: int = 0
@@ -274,7 +275,7 @@ class RetrievePack:
             "omitted_more": self.omitted_more,
             "truncated": self.truncated,
             "coverage": dict(self.coverage),
-            "scope": {"roots": list(self.scope.get("roots") or []), "widened": bool(self.scope.get("widened"))},
+            "scope": scope_json(self.scope),
             "result_set": self.result_set,
             "offset": self.offset,
             "cursor": self.cursor,

@@ -85,3 +85,15 @@ def covering_root(path: Path, roots: Sequence[Root]) -> Root | None:
         if best is None or len(root.path.parts) > len(best.path.parts):
             best = root
     return best
+
+
+def containing_root(path: Path, roots: Sequence[Root]) -> Root | None:
+    """The deepest root of ``roots`` whose folder is ``path`` or one of its ancestors, recursive
+    or not (a working directory inside a project: issue 12's "longest ancestor"); ``None`` when
+    ``path`` is in no root's folder. Both are compared as given (absolute, symlinks resolved)."""
+    best: Root | None = None
+    for root in roots:
+        if path == root.path or root.path in path.parents:
+            if best is None or len(root.path.parts) > len(best.path.parts):
+                best = root
+    return best

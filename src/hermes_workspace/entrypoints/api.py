@@ -176,6 +176,20 @@ def _root_names(roots: object) -> list[str] | None:
     return list(roots)
 
 
+def _scoping(roots: object, all_roots: object, cwd: object) -> dict[str, Any]:
+    """The scoping arguments of :meth:`Workspace.search`/``retrieve``, checked: ``roots`` (names),
+    ``all_roots`` and ``cwd`` (a path string, not empty, or ``None``).
+
+    Raises:
+        UsageError: a wrong type, an empty ``cwd``.
+    """
+    _check_type("all_roots", all_roots, bool)
+    _check_type("cwd", cwd, (str, os.PathLike, type(None)))
+    if isinstance(cwd, str) and not cwd.strip():
+        raise UsageError("cwd is empty", hint="Give a folder (e.g. os.getcwd()), or None for every root.")
+    return {"roots": _root_names(roots), "all_roots": all_roots, "cwd": cwd}
+
+
 def _names(expected: type | tuple[type, ...]) -> str:
     kinds = expected if isinstance(expected, tuple) else (expected,)
     words = {str: "a string", os.PathLike: "a path", type(None): "None", bool: "True or False", int: "a whole number"}
@@ -424,12 +438,18 @@ class Workspace:
         mode: str | None = None,
         offset: int = 0,
         roots: list[str] | tuple[str, ...] | None = None,
+        all_roots: bool = False,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> SearchResults:
         """Ranked hits for free text, as a list of :class:`SearchHit` that also carries
         ``mode``, ``semantic_status``, ``fusion``, ``reranker``, ``notes`` and ``scope``; see
         :meth:`~hermes_workspace.application.search.SearchWorkspace.execute` for the options.
-        ``roots``: names of roots (``roots()``) to search, default all; every hit has its
-        ``root_name``.
+        ``roots``: names of roots (``roots()``) to search; every hit has its ``root_name``.
+        ``cwd``: the working directory to scope from (default ``None``: every root; the
+        process's own working directory is never looked at, pass ``os.getcwd()`` to scope as the
+        CLI does): inside a root, that home root is searched first and every root only when it
+        has no hit (``scope["widened"]``). ``all_roots=True``: every root, whatever ``cwd``.
+        ``scope`` is ``{"roots", "home", "widened"}``.
         ``mode``: ``keyword``, ``semantic`` or ``hybrid`` (default: ``knowledgebase.retriever.mode``,
         ``auto`` = hybrid when an embedder is configured, else keyword).
 
@@ -442,7 +462,8 @@ class Workspace:
         Raises:
             IndexNotFoundError: nothing was indexed yet.
             UsageError: an unknown ``mode``, a malformed or empty ``glob``, an ``offset`` that is
-                not a whole number from 0 to 10,000, an unknown root name in ``roots``.
+                not a whole number from 0 to 10,000, an unknown root name in ``roots``, both
+                ``roots`` and ``all_roots``.
         """
         _check_type("query", query, str)
         if not query.strip():
@@ -462,7 +483,7 @@ class Workspace:
         _check_type("offset", offset, int)
         return self._container.paged_search().execute(
             query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode,
-            offset=offset, roots=_root_names(roots),
+            offset=offset, **_scoping(roots, all_roots, cwd),
         )
 
     def retrieve(
@@ -475,13 +496,16 @@ class Workspace:
         mode: str | None = None,
         max_chunks: int | None = None,
         roots: list[str] | tuple[str, ...] | None = None,
+        all_roots: bool = False,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> RetrievePack:
         """The best evidence for ``query`` packed into ``budget`` o200k_base tokens (default
         ``knowledgebase.injection.max_tokens``, 3200), at most ``max_chunks`` blocks (default
         ``knowledgebase.injection.max_chunks``, 6), in seed 001's untrusted-content framing. The
         budget holds for ``pack.serialize()`` (the JSON the CLI prints) and for ``pack.text``
-        (the framed block to inject). ``path``, ``glob``, ``mode``, ``roots``: as for :meth:`search`
-        (``pack.scope`` names the roots searched; each block has its ``root_name``).
+        (the framed block to inject). ``path``, ``glob``, ``mode``, ``roots``, ``all_roots``,
+        ``cwd``: as for :meth:`search` (``pack.scope`` names the roots searched, the home root
+        and whether it widened; each block has its ``root_name``).
         Rules and shape: :mod:`hermes_workspace.domain.packing`; ``pack.cursor`` gives the next
         pack (``more``).
 
@@ -507,7 +531,7 @@ class Workspace:
         _check_type("max_chunks", max_chunks, (int, type(None)))
         return self._container.retrieve_context().execute(
             query, budget=budget, path=os.fspath(path) if path is not None else None, glob=glob, mode=mode,
-            max_chunks=max_chunks, roots=_root_names(roots),
+            max_chunks=max_chunks, **_scoping(roots, all_roots, cwd),
         )
 
     def more(self, cursor: str, *, limit: int | None = None) -> Any:
@@ -597,8 +621,9 @@ class Workspace:
         functions: runs ``action`` with ``kwargs`` and returns JSON text, never raises (except
         ``KeyboardInterrupt``). Actions and their arguments: ``status``; ``index``; ``list``
         (``path``, ``recursive``, ``limit``, ``offset``); ``search`` (``query``, ``path``, ``glob``,
-        ``limit``, ``mode``, ``offset``, ``roots``); ``retrieve`` (``query``, ``budget``, ``path``, ``glob``,
-        ``mode``, ``max_chunks``, ``roots``); ``read`` (``target``: a handle or ``PATH:START-END``;
+        ``limit``, ``mode``, ``offset``, ``roots``, ``all_roots``, ``cwd``); ``retrieve`` (``query``, ``budget``,
+        ``path``, ``glob``, ``mode``, ``max_chunks``, ``roots``, ``all_roots``, ``cwd``); ``read``
+        (``target``: a handle or ``PATH:START-END``;
         ``budget``); ``more``
         (``cursor``); ``delete`` (``path``). A failure is ``{"error": {"code", "message", "hint"}}``.
         ``retrieve`` returns ``pack.serialize()`` exactly (within its budget)."""

@@ -196,6 +196,7 @@ def search_command(
     offset: str | None = None,
     cursor: str | None = None,
     root: Annotated[list[str] | None, Parameter(negative="")] = None,
+    all_: Annotated[bool, Parameter(name="--all", negative="")] = False,
 ) -> _Output:
     """Search the index with free text (operators like NOT or quotes are ordinary words).
 
@@ -228,7 +229,12 @@ def search_command(
         searching again; the same as `more CURSOR`. No query is given with it.
     root
         Only the files of the root of this name (`roots list`); repeat for several roots.
-        Default: every root. An unknown name is an error (exit 2) listing the names.
+        Never widened. An unknown name is an error (exit 2) listing the names. Default: the
+        root the working directory is in (the deepest; a linked git worktree counts as its
+        main repository's root), then every root if that one has no hit at all; outside every
+        root, every root. The envelope's `scope` says which.
+    all_
+        Every root, wherever the working directory is (not with --root).
     """
     text = " ".join(query)
     with _workspace() as ws:
@@ -239,7 +245,8 @@ def search_command(
             hits = ws.more(cursor, limit=_whole_number("--limit", limit))
         else:
             hits = ws.search(text, path=path, glob=glob, limit=_whole_number("--limit", limit), mode=mode,
-                             offset=_whole_number("--offset", offset, 0), roots=root)
+                             offset=_whole_number("--offset", offset, 0), roots=root, all_roots=all_,
+                             cwd=_cwd())
     if hits.notes and not envelope and not _options.human:  # --human prints them with the hits
         from hermes_workspace.logs import get_logger
 
@@ -263,6 +270,7 @@ def retrieve_command(
     glob: str | None = None,
     mode: Literal["keyword", "semantic", "hybrid"] | None = None,
     root: Annotated[list[str] | None, Parameter(negative="")] = None,
+    all_: Annotated[bool, Parameter(name="--all", negative="")] = False,
 ) -> _Output:
     """The best evidence for a question, packed into a token budget, for an agent's context.
 
@@ -287,14 +295,25 @@ def retrieve_command(
         keyword, semantic or hybrid, as for search.
     root
         Only the files of the root of this name, as for search; repeatable.
+    all_
+        Every root, wherever the working directory is, as for search.
     """
     text = " ".join(query)
     with _workspace() as ws:
         pack = ws.retrieve(
             text, budget=_whole_number("--budget", budget), max_chunks=_whole_number("--max-chunks", max_chunks),
-            path=path, glob=glob, mode=mode, roots=root,
+            path=path, glob=glob, mode=mode, roots=root, all_roots=all_, cwd=_cwd(),
         )
     return _Output(pack.to_json(), lambda con: _human_pack(con, pack), raw=pack.serialize())
+
+
+def _cwd() -> str | None:
+    """The working directory search and retrieve scope from; ``None`` (every root) when it is
+    gone (deleted while the shell sat in it)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def _human_pack(console: Any, pack: Any) -> None:

@@ -98,7 +98,8 @@ class ToolSpec:
     """One MCP tool: its ``name`` and ``title``, the agent-facing ``description``, the JSON Schema
     of its arguments (``input_schema``), the :class:`Workspace` method it calls (``method``) and
     how arguments become that method's arguments (``call(method, arguments)``), and whether it
-    writes the index (``write``: listed only with ``--allow-write``, annotated destructive)."""
+    writes the index (``write``: listed only with ``--allow-write``, annotated destructive), and
+    whether it is scoped from the server's working directory (``scoped``: it is given ``cwd``)."""
 
     name: str
     title: str
@@ -106,6 +107,7 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any]
     write: bool = False
+    scoped: bool = False
     call: Callable[[Callable[..., Any], dict[str, Any]], Any] = lambda method, arguments: method(**arguments)
 
     def annotations(self) -> Any:
@@ -148,8 +150,12 @@ _GLOB = {
 _ROOTS = {
     "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
     "description": "Names of roots to search (each hit's `root_name`; the response's `scope` lists the roots "
-    "searched). Default: every root. An unknown name is an error that lists the names.",
+    "searched). Never widened. An unknown name is an error that lists the names. Default: the root the server "
+    "was started in (the project folder), then every root if it has no hit; every root when started outside "
+    "them. The response's `scope` says which (`home`, `widened`).",
 }
+_ALL_ROOTS = {"type": "boolean", "description": "Search every root, wherever the server was started (not with "
+              "`roots`)."}
 _MODE = {
     "type": "string", "enum": ["keyword", "semantic", "hybrid"],
     "description": "keyword (BM25), semantic (vectors) or hybrid (both, fused). Default: the workspace's setting.",
@@ -182,9 +188,11 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "mode": _MODE,
                 "offset": _SEARCH_OFFSET,
                 "roots": _ROOTS,
+                "all_roots": _ALL_ROOTS,
             },
             required=("query",),
         ),
+        scoped=True,
     ),
     ToolSpec(
         name="retrieve",
@@ -214,9 +222,11 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "max_chunks": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHUNKS,
                                "description": "At most this many blocks (default 6)."},
                 "roots": _ROOTS,
+                "all_roots": _ALL_ROOTS,
             },
             required=("query",),
         ),
+        scoped=True,
     ),
     ToolSpec(
         name="read",
@@ -569,14 +579,26 @@ def workspace_stamp(home: Path, index_path: Path) -> Callable[[], object]:
 # The server
 
 
+def _server_cwd() -> str | None:
+    """The server's working directory (scoping of search and retrieve), ``None`` when it is gone."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 def build_server(
     pool: WorkspacePool,
     *,
     allow_write: bool = False,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     log_file: Path | None = None,
+    cwd: str | None = None,
 ) -> Any:
     """The low-level ``mcp.server.Server`` serving :data:`TOOLS` on workspaces from ``pool``.
+
+    ``cwd``: the working directory ``search`` and ``retrieve`` scope from (``serve`` passes the
+    server's own, where an MCP client starts it: the project folder); ``None``: every root.
 
     ``allow_write``: list and serve ``index`` and ``delete`` too. ``max_concurrency``: tool calls
     that run at once (the others wait their turn); ``index`` runs outside that limit so that a
@@ -608,6 +630,8 @@ def build_server(
                     f"this version of the workspace has no {spec.method}() for the tool {spec.name}",
                     hint="Upgrade hermes-workspace.",
                 )
+            if spec.scoped and cwd is not None:
+                arguments = {**arguments, "cwd": cwd}
             return spec.call(method, arguments)
 
     async def call_tool(ctx: ServerRequestContext, params: Any) -> Any:
@@ -774,7 +798,8 @@ def serve(
     ``keep_stdout_claimed``: the process ends with the server (the CLI), so stdout stays diverted
     to stderr after it, where a plugin's exit handler would otherwise write onto the wire.
     With ``http`` the port is bound before anything is served or announced (``port`` 0: any free
-    port, the one taken is announced on stderr).
+    port, the one taken is announced on stderr). ``search`` and ``retrieve`` scope from the
+    process's working directory at start (:func:`build_server`'s ``cwd``).
 
     Raises:
         MissingExtraError: the ``mcp`` extra is not installed.
@@ -791,7 +816,7 @@ def serve(
     with contextlib.nullcontext(None) if http else _claim_stdout(restore=not keep_stdout_claimed) as wire:
         pool, log_file = open_pool(home)
         try:
-            server = build_server(pool, allow_write=allow_write, log_file=log_file)
+            server = build_server(pool, allow_write=allow_write, log_file=log_file, cwd=_server_cwd())
             if http:
                 listener = bind_listener(host, port)
                 anyio.run(_serve_http, server, listener)
