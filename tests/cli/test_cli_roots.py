@@ -131,6 +131,12 @@ def test_search_and_retrieve_scope_from_the_working_directory(
     assert pack["scope"] == {"roots": ["workspace", "My-Notes"], "home": None, "widened": False}
     code, data, _ = run(capsys, "search", "rollback", "--all", "--root", "My-Notes")
     assert (code, data["error"]["code"]) == (2, "usage_error")
+    code, text, _ = run(capsys, "--human", "search", "rollback")
+    assert code == 0 and "root My-Notes only (the working directory's; --all searches every root)\n" in text
+    code, text, _ = run(capsys, "--human", "search", "plan")
+    assert "nothing in root My-Notes (the working directory's): every root searched\n" in text
+    code, text, _ = run(capsys, "--human", "search", "plan", "--all")
+    assert code == 0 and "working directory" not in text
     monkeypatch.chdir(ws)
     code, envelope, _ = run(capsys, "search", "rollback", "--envelope")
     assert envelope["scope"] == {"roots": ["workspace"], "home": "workspace", "widened": False}

@@ -909,10 +909,24 @@ def _human_summary(console: Any, summary: Any) -> None:
         )
 
 
+def _scope_line(scope: dict[str, Any]) -> str:
+    """The line --human prints when the working directory chose the roots (``""``: none):
+    a search limited to the home root, or widened from it, must not look like a search of all."""
+    home = scope.get("home")
+    if not home:
+        return ""
+    if scope.get("widened"):
+        return f"nothing in root {home} (the working directory's): every root searched"
+    return f"root {home} only (the working directory's; --all searches every root)"
+
+
 def _human_hits(console: Any, hits: Any) -> None:
     mode = getattr(hits, "mode", "keyword")
     if mode != "keyword" or getattr(hits, "requested_mode", mode) != mode:
         console.print(f"[dim]{mode} search (asked: {hits.requested_mode}; semantic: {hits.semantic_status})[/dim]")
+    scope_line = _scope_line(getattr(hits, "scope", None) or {})
+    if scope_line:
+        console.print(_safe(scope_line), style="dim", markup=False)
     for note in getattr(hits, "notes", ()):
         console.print(_safe(f"note: {note}"), style="dim", markup=False)
     from rich.markup import escape
