@@ -172,11 +172,11 @@ def home_root(cwd: Path, roots: Sequence[Root]) -> Root | None:
     """The root a search from the working directory ``cwd`` (absolute, symlinks resolved)
     starts in (issue 12, "scoping from the working directory"), or ``None`` outside every root.
 
-    The deepest root whose folder holds ``cwd`` (:func:`~hermes_workspace.domain.root_names.
-    containing_root`), with one exception: inside a linked git worktree (:func:`linked_worktree`)
-    the worktree stands for its main repository's working folder, so ``cwd`` is taken at the
-    same place in that folder, unless a root lies inside the worktree itself (the worktree is
-    indexed on its own: that root is nearer). Only scoping: the home root's own indexed files
+    The deepest root whose folder holds ``cwd``
+    (:func:`~hermes_workspace.domain.root_names.containing_root`), with one exception: inside a
+    linked git worktree (:func:`linked_worktree`) the worktree stands for its main repository's
+    working folder, so ``cwd`` is taken at the same place in that folder, unless a root lies
+    inside the worktree itself (the worktree is indexed on its own: that root is nearer). Only scoping: the home root's own indexed files
     are what is searched, not the worktree's."""
     direct = containing_root(cwd, roots)
     worktree = linked_worktree(cwd)
