@@ -697,14 +697,20 @@ def test_budget_description_names_the_minimum_rule() -> None:
     assert "about 245-285 tokens, more for a long query" in budget and "names the minimum" in budget
 
 
-def test_search_and_retrieve_take_roots_and_name_each_hit_s_root(home: Path, tmp_path: Path) -> None:
-    docs = make_notes(home, count=3)
+def _with_a_side_root(home: Path, tmp_path: Path) -> Path:
+    """An indexed home with a second root ``side`` (``extra/zebra.md``) beside the notes."""
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "zebra.md").write_text("# Zebra\n\nzebra1 crossing in the extra root\n")
     with Workspace.open(home) as ws:
         ws.add_root(extra, name="side")
         ws.index()
+    return extra
+
+
+def test_search_and_retrieve_take_roots_and_name_each_hit_s_root(home: Path, tmp_path: Path) -> None:
+    docs = make_notes(home, count=3)
+    extra = _with_a_side_root(home, tmp_path)
     pool, _ = open_pool(home)
     server = build_server(pool)
 
@@ -733,12 +739,7 @@ def test_search_and_retrieve_take_roots_and_name_each_hit_s_root(home: Path, tmp
 
 def test_search_and_retrieve_scope_from_the_server_s_working_directory(home: Path, tmp_path: Path) -> None:
     make_notes(home, count=3)
-    extra = tmp_path / "extra"
-    extra.mkdir()
-    (extra / "zebra.md").write_text("# Zebra\n\nzebra1 crossing in the extra root\n")
-    with Workspace.open(home) as ws:
-        ws.add_root(extra, name="side")
-        ws.index()
+    extra = _with_a_side_root(home, tmp_path)
     pool, _ = open_pool(home)
     server = build_server(pool, cwd=str(extra))
 
