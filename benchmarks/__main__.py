@@ -15,7 +15,7 @@ import traceback
 
 from benchmarks import common
 
-PARTS = ("quality", "semantic", "workspace_qa", "speed", "latency", "scaling")
+PARTS = ("quality", "semantic", "workspace_qa", "speed", "latency", "scaling", "scoping")
 
 
 def main(argv: list[str] | None = None) -> int:

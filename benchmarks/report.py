@@ -1029,6 +1029,26 @@ def retrieve_budget_section(rb: dict[str, Any]) -> list[str]:
     ]
 
 
+def scoping_section(scp: dict[str, Any]) -> list[str]:
+    """Every root against the working directory's root and ``--root`` (:mod:`benchmarks.scoping`)."""
+    from benchmarks.scoping import table
+
+    return [
+        "## Scoping",
+        "",
+        _meta_line("scoping", scp),
+        "",
+        ("One workspace with three recursive roots (`flask`, `pydantic`: the whole-repository sets; `stdlib`: "
+         "this machine's standard library), keyword mode. Each set's queries are searched with every root "
+         "(`all`), from inside the set's root (`home`: the CLI's default there, widened to every root only "
+         "without a hit) and with `--root NAME` (`explicit`). Top-k by the datasets' scorer; in-process "
+         "latency of `Workspace.search(limit=10)`."),
+        "",
+        table(scp),
+        "",
+    ]
+
+
 def write() -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     q, s, lat, sc = (load_result(n) for n in ("quality", "speed", "latency", "scaling"))
@@ -1079,6 +1099,9 @@ def write() -> Path:
     rb = load_result("retrieve_budget")
     if rb and "results" in rb:
         L += retrieve_budget_section(rb)
+    scp = load_result("scoping")
+    if scp and "failed" not in scp:
+        L += scoping_section(scp)
     if s:
         L += speed_section(s)
     if lat:
