@@ -135,8 +135,10 @@ def roots_add(path: str, /, *, recursive: bool | None = None, name: str | None =
 
 
 def _human_change(console: Any, message: str, source: Any) -> None:
+    """What a roots edit did, and which file it wrote when that is not HERMES_HOME's config."""
     console.print(_safe(message), markup=False)
-    console.print(_config_line(source), markup=False)
+    if source.found != "home":
+        console.print(_config_line(source), markup=False)
 
 
 @roots_app.command(name="rename")
