@@ -527,9 +527,10 @@ class WorkspaceLayout(Protocol):
     """Creates the primary workspace's folders and seeded ignore file."""
 
     def ensure(self, primary: Path, *, create_folders: bool) -> None:
-        """Create ``primary/.index``; with ``create_folders``, also ``docs/ notes/ data/ code/
-        uploads/ media/`` and a ``.hermesignore`` holding the default rules, unless one exists
-        (a user's file is never overwritten)."""
+        """Create the index folder (``primary/.index``, or a project config's folder under
+        HERMES_HOME/projects); with ``create_folders``, also ``docs/ notes/ data/ code/ uploads/
+        media/`` and a ``.hermesignore`` holding the default rules, unless one exists (a user's
+        file is never overwritten). A project's primary root (a repository) gets neither."""
         ...
 
 

@@ -41,6 +41,7 @@ from hermes_workspace.domain.errors import (
     WorkspaceError,
 )
 from hermes_workspace.domain.paths import escape_json_surrogates
+from hermes_workspace.domain.project_config import ConfigSource
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.domain.semantic import SEARCH_MODES
@@ -214,22 +215,41 @@ class Workspace:
         return container
 
     @classmethod
-    def open(cls, home: str | os.PathLike[str] | None = None, **adapters: Any) -> Workspace:
+    def open(
+        cls,
+        home: str | os.PathLike[str] | None = None,
+        *,
+        config: str | os.PathLike[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        **adapters: Any,
+    ) -> Workspace:
         """Open the workspace of ``home`` (default ``$HERMES_HOME`` or ``~/.hermes``).
+
+        The config in use (:attr:`config_source`): ``config`` (a YAML file) if given, else
+        ``$HERMES_WORKSPACE_CONFIG``, else the nearest ``.hermes-workspace.yaml`` in ``cwd`` or an
+        ancestor, else ``home/config.yaml``. Project files are looked for only when ``cwd`` is
+        given (the process's working directory is never looked at: pass ``os.getcwd()`` to
+        behave as the CLI). See :mod:`hermes_workspace.domain.project_config`.
 
         ``adapters``: replacements by provider name (see the module docstring).
 
         Raises:
-            UsageError: ``home`` is not a string, a path or None; an unknown adapter name.
+            UsageError: ``home``, ``config`` or ``cwd`` is not a string, a path or None, or is
+                empty; ``config`` is missing or not a file; an unknown adapter name.
+            ConfigError: ``$HERMES_WORKSPACE_CONFIG`` names no file.
         """
         _check_type("home", home, (str, os.PathLike, type(None)))
+        _check_type("config", config, (str, os.PathLike, type(None)))
+        _check_type("cwd", cwd, (str, os.PathLike, type(None)))
+        if cwd is not None and not os.fspath(cwd).strip():
+            raise UsageError("cwd is empty", hint="Give a folder (e.g. os.getcwd()), or None for no project discovery.")
         unknown = sorted(set(adapters) - set(REPLACEABLE))
         if unknown:
             raise UsageError(
                 f"unknown adapter name(s): {', '.join(unknown)}",
                 hint=f"Replaceable adapters: {', '.join(REPLACEABLE)}.",
             )
-        container = build_container(home)
+        container = build_container(home, config=config, cwd=cwd)
         configure_library_logging(container.log_file())
         for name, adapter in adapters.items():
             if name == "vector_index":
@@ -252,8 +272,14 @@ class Workspace:
         return self._container.home()
 
     @property
+    def config_source(self) -> ConfigSource:
+        """The config file in use and how it was found (``option``, ``env``, ``project``, ``home``)."""
+        return self._container.config_source()
+
+    @property
     def index_path(self) -> Path:
-        """Where the SQLite index lives: ``<primary workspace>/.index/workspace.sqlite``."""
+        """Where the SQLite index lives: ``<primary workspace>/.index/workspace.sqlite``, or for
+        a project config ``HERMES_HOME/projects/<folder>-<hash>/workspace.sqlite``."""
         return self._container.index_path()
 
     @property
@@ -789,7 +815,7 @@ class Workspace:
         }
 
     def status_report(self) -> dict[str, Any]:
-        """What ``hermes-workspace status`` prints: ``{"index_path", "indexed", "files", "chunks",
+        """What ``hermes-workspace status`` prints: ``{"config"`` (:attr:`config_source` as JSON), ``"index_path", "indexed", "files", "chunks",
         "size_bytes", "excluded", "semantic"`` (:meth:`semantic_status`), ``"last_indexed_at",
         "skipped_last_run", "stale_estimate"}`` plus ``"note"`` before the first index. The same
         object is the MCP ``status`` tool's result and ``workspace_tool("status")``'s.
@@ -799,6 +825,7 @@ class Workspace:
         """
         status = self.status()
         data: dict[str, Any] = {
+            "config": self.config_source.to_json(),
             "index_path": str(self.index_path),
             "indexed": status.indexed,
             "files": status.files,

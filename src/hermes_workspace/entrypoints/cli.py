@@ -63,6 +63,7 @@ app.command(roots_app)
 class _Options:
     human: bool = False
     home: str | None = None
+    config: str | None = None
     quiet: bool = False
     errors_on_stderr: bool = False
     """The command's stdout is a protocol channel (``mcp``): errors go to stderr, see :func:`_emit_error`."""
@@ -92,15 +93,25 @@ class _Output:
 def _workspace() -> Any:
     from hermes_workspace.entrypoints.api import Workspace
 
-    return Workspace.open(_options.home)
+    return Workspace.open(_options.home, config=_options.config, cwd=_cwd())
+
+
+def _config_line(source: Any) -> str:
+    """``config: PATH (project)``: which config file a command used and how it was found."""
+    return _safe(f"config: {source.path} ({source.found})")
 
 
 @roots_app.command(name="list")
 def roots_list() -> _Output:
     """List the roots with their names: the primary workspace (always recursive) and the added folders."""
     with _workspace() as ws:
-        roots = ws.roots()
-    return _Output([r.to_json() for r in roots], lambda con: _human_roots(con, roots))
+        roots, source = ws.roots(), ws.config_source
+
+    def human(con: Any) -> None:
+        con.print(_config_line(source), markup=False)
+        _human_roots(con, roots)
+
+    return _Output([r.to_json() for r in roots], human)
 
 
 @roots_app.command(name="add")
@@ -119,8 +130,15 @@ def roots_add(path: str, /, *, recursive: bool | None = None, name: str | None =
         name, made unique (-2, -3...); unchanged for one already added.
     """
     with _workspace() as ws:
-        change = ws.add_root(path, recursive=recursive, name=name)
-    return _Output(change.to_json(), lambda con: con.print(_safe(change.message), markup=False))
+        change, source = ws.add_root(path, recursive=recursive, name=name), ws.config_source
+    return _Output({**change.to_json(), "config": source.to_json()}, lambda con: _human_change(con, change.message, source))
+
+
+def _human_change(console: Any, message: str, source: Any) -> None:
+    """What a roots edit did, and which file it wrote when that is not HERMES_HOME's config."""
+    console.print(_safe(message), markup=False)
+    if source.found != "home":
+        console.print(_config_line(source), markup=False)
 
 
 @roots_app.command(name="rename")
@@ -135,8 +153,8 @@ def roots_rename(old: str, new: str, /) -> _Output:
         The new name: 1-64 ASCII letters, digits, _ or -, not another root's.
     """
     with _workspace() as ws:
-        change = ws.rename_root(old, new)
-    return _Output(change.to_json(), lambda con: con.print(_safe(change.message), markup=False))
+        change, source = ws.rename_root(old, new), ws.config_source
+    return _Output({**change.to_json(), "config": source.to_json()}, lambda con: _human_change(con, change.message, source))
 
 
 @roots_app.command(name="remove")
@@ -149,8 +167,9 @@ def roots_remove(path: str, /) -> _Output:
         The folder as it was added (or its resolved path).
     """
     with _workspace() as ws:
-        root = ws.remove_root(path)
-    return _Output(root.to_json(), lambda con: con.print(_safe(f"Removed {root.path}"), markup=False))
+        root, source = ws.remove_root(path), ws.config_source
+    return _Output({**root.to_json(), "config": source.to_json()},
+                   lambda con: _human_change(con, f"Removed {root.path}", source))
 
 
 @app.command(name="index")
@@ -534,12 +553,14 @@ def mcp_command(
             raise UsageError(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} only with --http "
                              "(the default transport is stdio)",
                              hint="Add --http to serve streamable HTTP, or leave them out for stdio.")
-    return serve(_options.home, http=http, host=host or "127.0.0.1",
+    return serve(_options.home, config=_options.config, http=http, host=host or "127.0.0.1",
                  port=DEFAULT_PORT if port is None else port, allow_write=allow_write,
                  keep_stdout_claimed=_options.owns_stdout)
 
 
 def _human_status(console: Any, data: dict[str, Any]) -> None:
+    if data.get("config"):
+        console.print(_safe(f"config: {data['config']['path']} ({data['config']['found']})"), markup=False)
     console.print(
         _safe(f"{data['index_path']}: {data['files']} files, {data['chunks']} chunks, {data['size_bytes'] / 1e6:.1f} MB"),
         markup=False,
@@ -579,6 +600,7 @@ def launcher(
     *tokens: Annotated[str, Parameter(show=False, allow_leading_hyphen=True)],
     human: bool = False,
     home: str | None = None,
+    config: str | None = None,
     log_level: LogLevel = "warning",
     quiet: bool = False,
 ) -> int:
@@ -590,6 +612,9 @@ def launcher(
         Rich, human-readable output instead of JSON.
     home
         Hermes home (config.yaml, logs, default workspace); default $HERMES_HOME or ~/.hermes.
+    config
+        The config file to use; default $HERMES_WORKSPACE_CONFIG, else the nearest
+        .hermes-workspace.yaml in the working directory or above it, else HERMES_HOME/config.yaml.
     log_level
         Console log level on stderr; the log file under HERMES_HOME/logs gets INFO and above.
     quiet
@@ -598,7 +623,7 @@ def launcher(
     from hermes_workspace.container import resolve_home
     from hermes_workspace.entrypoints.logging_setup import configure_cli_logging
 
-    _options.human, _options.home, _options.quiet = human, home, quiet
+    _options.human, _options.home, _options.config, _options.quiet = human, home, config, quiet
     _options.errors_on_stderr = _serves_a_protocol(tokens)
     try:
         resolved_home = resolve_home(home)
@@ -745,7 +770,7 @@ def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
 
 _PROTOCOL_COMMANDS = frozenset({"mcp"})
 """Commands whose stdout carries a protocol (JSON-RPC): nothing else may be written there."""
-_GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--home", "--log-level"})
+_GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--home", "--config", "--log-level"})
 
 
 def _serves_a_protocol(tokens: list[str] | tuple[str, ...]) -> bool:
