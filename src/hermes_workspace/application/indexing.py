@@ -23,6 +23,7 @@ from hermes_workspace.logs import get_logger
 from hermes_workspace.application.batch_writer import BatchWriter
 from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.application.embedding import EmbedChunks
+from hermes_workspace.application.storage_guard import StorageGuard
 from hermes_workspace.application.file_processing import (
     FileOutcome,
     FileTask,
@@ -157,6 +158,15 @@ class IndexWorkspace:
     file's config signature also holds its converter's signature
     (:func:`~hermes_workspace.domain.conversion.converted_signature`), so that a converter
     change re-indexes those files only; the cache is pruned to the indexed files after the run."""
+    storage: StorageGuard | None = None
+    """The storage limits (``knowledgebase.storage``, :class:`StorageGuard`): files whose chunks
+    would take the index past ``max_size`` are skipped (``budget``; an indexed version stays);
+    the free disk space is checked before each batch of writes, the prune and the embedding pass
+    (:class:`~hermes_workspace.domain.errors.DiskSpaceLowError` stops the run). ``None``: no limits."""
+    prune_vectors: Callable[[], int] | None = None
+    """Deletes the orphaned vectors in the index (those no chunk uses) and returns how many; run
+    at the end of a run without an embedding pass (that pass prunes them itself, after reusing
+    those whose text came back: a moved file). ``None``: nothing to prune."""
 
     def execute(self, progress: ProgressSink) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
@@ -179,6 +189,8 @@ class IndexWorkspace:
                 self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
                 roots = self._roots()
                 signature = file_signatures(self.config, self.chunker)  # per file: its route's chunker
+                if self.storage is not None:
+                    self.storage.start()
                 candidates, seen, unreadable = self._discover(roots, summary)
                 progress.start(len(candidates))
                 self._fallbacks = []
@@ -188,13 +200,22 @@ class IndexWorkspace:
                     progress.finish()
                 if self._fallbacks:
                     summary.add_note(_fallback_note(self._fallbacks))
+                if self.storage is not None:
+                    if note := self.storage.note():
+                        summary.add_note(note)
+                    self.storage.check_disk()
                 self._prune(seen, unreadable, summary)
                 self._prune_conversions()
                 self.store.record_exclusions(summary.excluded)
                 self.store.record_run(utc_iso(self.clock()), summary.skipped)
                 if self.embedding is not None:
+                    if self.storage is not None:
+                        self.storage.check_disk()
                     stage = "embedding"
                     summary.semantic = self.embedding.execute(progress)
+                    summary.vectors_pruned = summary.semantic.vectors_pruned
+                elif self.prune_vectors is not None:
+                    summary.vectors_pruned = self.prune_vectors()
         except StoreUnusableError as exc:
             summary.duration_seconds = time.perf_counter() - started
             raise _stopped(exc, summary, stage) from exc
@@ -250,7 +271,9 @@ class IndexWorkspace:
         steps = [self._plan(file, signature) for file in candidates]
         tasks = [step for step in steps if isinstance(step, FileTask)]
         total = len(candidates)
-        batch = BatchWriter(self.store, summary, partial(_record_store_failure, summary))
+        guard = self.storage
+        batch = BatchWriter(self.store, summary, partial(_record_store_failure, summary),
+                            before_batch=guard.check_disk if guard else None, after_commit=guard.committed if guard else None)
         ambiguous: list[tuple[FileTask, FileOutcome]] = []
         with closing(self._outcomes(tasks)) as outcomes:
             try:
@@ -464,6 +487,11 @@ class IndexWorkspace:
             self._store(batch, lambda: self.store.touch_file(record))
             summary.add_skip("unchanged")
             return
+        if self.storage is not None and not self.storage.admit(
+            sum(len(chunk.content) for chunk in outcome.chunks), len(outcome.chunks)
+        ):
+            summary.add_skip("budget")  # an indexed version stays: the note says so
+            return
         self._store(batch, lambda: self.store.replace_file(record, outcome.chunks))
         batch.stored(file.path, outcome.chunks)
 
@@ -567,7 +595,7 @@ def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> Stor
     else:
         done = f"the keyword index is up to date ({files} indexed in this run)"
     hint = f"{exc.hint} Then run `hermes-workspace index` again: what was indexed is kept, only the rest is done."
-    return StoreUnusableError(f"{exc.message}; {done}", hint=hint.strip())
+    return type(exc)(f"{exc.message}; {done}", hint=hint.strip())  # its class keeps its code (disk_space_low)
 
 
 def _record_failure(summary: IndexSummary, path: Path, failed: _FileFailed) -> None:
