@@ -339,7 +339,9 @@ class Workspace:
             MissingExtraError: the ``workspace`` extra (chonkie) is not installed.
             IndexBusyError: another index run is in progress.
             ConfigError: the config is invalid.
-            StoreError: the index cannot be written (disk full, read-only): the run stops.
+            StoreError: the index cannot be written (disk full, read-only): the run stops;
+                ``DiskSpaceLowError`` (code ``disk_space_low``) when less disk than
+                ``knowledgebase.storage.min_free_disk`` is free before a batch of writes.
         """
         from hermes_workspace.adapters.file_lock import FileIndexLock
         from hermes_workspace.adapters.progress_sinks import CallbackProgressSink, NullProgressSink
