@@ -252,6 +252,26 @@ def test_enough_disk_checks_every_batch_and_the_prune(source: InMemoryFileSource
     assert len(checks) == 3 + 1  # three batches, then the prune and the run record
 
 
+def test_low_disk_before_the_embedding_pass_stops_it_with_the_keyword_index_done(
+    source: InMemoryFileSource,
+) -> None:
+    from hermes_workspace.adapters.memory import HashEmbedder, InMemoryVectorIndex
+    from hermes_workspace.application.embedding import EmbedChunks
+
+    store = InMemoryIndexStore()
+    vectors = InMemoryVectorIndex(store)
+    embedder = HashEmbedder()
+    # The disk fills up once the keyword pass recorded its run, before any vector is written.
+    guard = StorageGuard(0, 1000, lambda: 0, lambda: 0 if store.last_run else 10**9, location="/ws/.index")
+    run = make(source, store, guard)
+    run.embedding = EmbedChunks(embedder=embedder, open_vectors=lambda: vectors)
+    with pytest.raises(DiskSpaceLowError) as raised:
+        run.execute(RecordingProgressSink())
+    assert raised.value.message.endswith("the keyword index is up to date (6 files indexed in this run)")
+    assert len(store.files) == 6
+    assert (embedder.documents_embedded, vectors.vectors) == (0, {})
+
+
 # -- orphaned vectors in the real file ------------------------------------------------------------
 
 

@@ -209,9 +209,9 @@ class IndexWorkspace:
                 self.store.record_exclusions(summary.excluded)
                 self.store.record_run(utc_iso(self.clock()), summary.skipped)
                 if self.embedding is not None:
+                    stage = "embedding"
                     if self.storage is not None:
                         self.storage.check_disk()
-                    stage = "embedding"
                     summary.semantic = self.embedding.execute(progress)
                     summary.vectors_pruned = summary.semantic.vectors_pruned
                 elif self.prune_vectors is not None:
