@@ -21,7 +21,7 @@ from hermes_workspace.adapters.memory import (
 )
 from hermes_workspace.application import batch_writer
 from hermes_workspace.application.indexing import IndexWorkspace
-from hermes_workspace.application.storage_guard import StorageGuard, estimated_cost
+from hermes_workspace.application.storage_guard import StorageGuard, estimated_cost, vector_bytes
 from hermes_workspace.domain.config import DEFAULT_MAX_SIZE, DEFAULT_MIN_FREE_DISK, StorageConfig, WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError, DiskSpaceLowError, StoreUnusableError
 from hermes_workspace.domain.sizes import format_size, parse_size
@@ -206,9 +206,19 @@ def test_no_budget_measures_nothing(source: InMemoryFileSource) -> None:
     assert summary.files_indexed == 6
 
 
+@pytest.mark.parametrize(
+    ("dimensions", "measured"),
+    # Used pages per vector stored by SqliteVecIndex (see vector_bytes): page packing, not the
+    # floats, sets the cost, so 512 dimensions cost what 768 do.
+    [(64, 450), (256, 1477), (384, 2161), (512, 4213), (768, 4213), (1024, 4718), (1536, 8309), (3072, 12910)],
+)
+def test_vector_estimates_follow_sqlite_pages(dimensions: int, measured: int) -> None:
+    assert abs(vector_bytes(dimensions) - measured) <= 10
+
+
 def test_estimates_reserve_room_for_vectors() -> None:
     assert estimated_cost(1000, 2) == 1300 + 2 * 530 + 515
-    assert estimated_cost(1000, 2, vector_dimensions=384) == 1300 + 2 * 530 + 515 + 2 * (4 * 384 + 200)
+    assert estimated_cost(1000, 2, vector_dimensions=384) == 1300 + 2 * 530 + 515 + 2 * 2158
     guard = StorageGuard(max_size=estimated_cost(1000, 2, 384), min_free_disk=0, measure=lambda: 0,
                          free_disk=lambda: 0, vector_dimensions=lambda: 384)
     guard.start()

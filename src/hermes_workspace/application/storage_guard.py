@@ -43,19 +43,49 @@ INDEX_BYTES_PER_FILE = 515
 3,796,992) / 29,415 files, same measurement. The three constants together give 414.3 MB for
 the measured 414.6 MB of used pages."""
 
-VECTOR_BYTES_OVERHEAD = 200
-"""Bytes per chunk of a vector besides its ``4 * dimensions`` floats: the ``vectors`` row and its
-64-character key, twice (the row and the UNIQUE index on ``key``), and the ``chunk_vectors`` row
-with its index entry; from the schema of
-:mod:`~hermes_workspace.adapters.sqlite_vec_index` (an upper bound: a vector shared by chunks of
-the same text is stored once)."""
+SQLITE_PAGE_SIZE = 4096
+"""The index database's page size (SQLite's default, which the store keeps)."""
+
+VECTOR_ROW_BYTES = 70
+"""A ``vectors`` row's payload besides its ``4 * dimensions`` bytes of floats: the 64-character
+key and the record header."""
+
+VECTOR_INDEX_BYTES = 110
+"""Bytes per vector outside its row: its entry in the UNIQUE index on ``key`` and its
+``chunk_vectors`` row and index entry."""
+
+
+def vector_bytes(dimensions: int) -> int:
+    """Bytes one stored vector of ``dimensions`` float32 values takes in the index: its
+    ``vectors`` row laid out as SQLite's file format lays out a table b-tree leaf cell (a payload
+    over ``page - 35`` bytes keeps a local part and spills the rest to overflow pages; a page holds
+    as many whole cells as fit, so page packing, not the floats, sets the cost), plus
+    :data:`VECTOR_INDEX_BYTES`. Checked against vectors stored by
+    :class:`~hermes_workspace.adapters.sqlite_vec_index.SqliteVecIndex` (used pages after minus
+    before, per vector): 64 dimensions 450 bytes (formula 451), 256: 1,477 (1,475), 384: 2,161
+    (2,158), 512 and 768: 4,213 (4,206), 1024: 4,718 (4,718), 1536: 8,309 (8,302), 3072: 12,910
+    (12,910)."""
+    usable = SQLITE_PAGE_SIZE
+    payload = 4 * max(0, dimensions) + VECTOR_ROW_BYTES
+    max_local = usable - 35
+    min_local = (usable - 12) * 32 // 255 - 23
+    if payload <= max_local:
+        local, overflow = payload, 0
+    else:
+        spill = min_local + (payload - min_local) % (usable - 4)
+        local = spill if spill <= max_local else min_local
+        overflow = -(-(payload - local) // (usable - 4))
+    cell = local + 7 + (4 if overflow else 0)  # size and rowid varints, cell pointer, overflow page number
+    per_page = max(1, (usable - 8) // cell)
+    return usable // per_page + overflow * usable + VECTOR_INDEX_BYTES
 
 
 def estimated_cost(chars: int, chunks: int, vector_dimensions: int = 0) -> int:
     """Bytes one file with ``chunks`` chunks of ``chars`` characters in all adds to the index,
     with ``vector_dimensions`` float32 values per chunk when an embedder will give them vectors
-    (0: none). See :data:`INDEX_BYTES_PER_CHAR` for the measurement behind the constants."""
-    vectors = chunks * (4 * vector_dimensions + VECTOR_BYTES_OVERHEAD) if vector_dimensions > 0 else 0
+    (0: none; an upper bound: a vector shared by chunks of the same text is stored once). See
+    :data:`INDEX_BYTES_PER_CHAR` and :func:`vector_bytes` for the measurements behind it."""
+    vectors = chunks * vector_bytes(vector_dimensions) if vector_dimensions > 0 else 0
     return int(chars * INDEX_BYTES_PER_CHAR + chunks * INDEX_BYTES_PER_CHUNK + INDEX_BYTES_PER_FILE + vectors)
 
 

@@ -268,7 +268,7 @@ class HandlesConfig:
 DEFAULT_MAX_SIZE = 2 * 1024**3
 """``knowledgebase.storage.max_size``: 2 GiB, seed 002's default budget. The Python 3.11 standard
 library (29,415 files, 236 MB of text, 177,412 chunks) makes a 415 MB keyword index, so 2 GiB holds
-about 1.2 GB of source text, or about 700 MB with 384-dimension vectors (1.6 kB a chunk more)."""
+about 1.2 GB of source text, or about 630 MB with 384-dimension vectors (2.2 kB a chunk more)."""
 
 DEFAULT_MIN_FREE_DISK = 100 * 1024**2
 """``knowledgebase.storage.min_free_disk``: 100 MiB. Room for SQLite to checkpoint its WAL and
