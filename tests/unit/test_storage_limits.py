@@ -161,6 +161,8 @@ def test_the_budget_stops_at_the_first_file_that_does_not_fit(source: InMemoryFi
     summary = make(source, store, guard).execute(RecordingProgressSink())
     assert (summary.files_indexed, summary.files_skipped, summary.skipped) == (2, 4, {"budget": 4})
     assert sorted(p.name for p in store.files) == ["a1.md", "a2.md"]
+    # The new files after the refused one are not even read (each run would chunk them again).
+    assert [p.name for p in source.reads] == ["a1.md", "a2.md", "b.md"]
     assert summary.notes == [
         f"4 files were not indexed because the index reached knowledgebase.storage.max_size "
         f"({format_size(guard.max_size)}); files already "
@@ -172,6 +174,23 @@ def test_the_budget_stops_at_the_first_file_that_does_not_fit(source: InMemoryFi
     guard.max_size = 0
     again = make(source, store, guard).execute(RecordingProgressSink())
     assert (again.files_indexed, again.skipped) == (4, {"unchanged": 2})
+
+
+def test_a_pool_stops_reading_ahead_once_the_budget_is_reached(source: InMemoryFileSource) -> None:
+    from functools import partial
+
+    from hermes_workspace.adapters.memory import InlineTaskPool
+    from hermes_workspace.application.file_processing import FileTools
+
+    store = InMemoryIndexStore()
+    guard = StorageGuard(max_size=3000, min_free_disk=0, measure=Sizes(store, 0), free_disk=lambda: 0)
+    run = make(source, store, guard)
+    run.pool, run.parallel_min_files, run.parallel_min_bytes = InlineTaskPool(window=1), 0, 0
+    run.worker_tools = partial(FileTools, source, run.decoder, run.chunker, run.fallback_chunker)
+    summary = run.execute(RecordingProgressSink())
+    assert (summary.files_indexed, summary.skipped) == (1, {"budget": 5})
+    # a1 stored, a2 read and refused; then the pool is left and nothing more is read.
+    assert [p.name for p in source.reads] == ["a1.md", "a2.md"]
 
 
 def test_a_changed_file_over_budget_keeps_its_indexed_version(source: InMemoryFileSource) -> None:

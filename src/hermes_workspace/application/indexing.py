@@ -398,6 +398,8 @@ class IndexWorkspace:
             results = self.pool.map_ordered(work, self.worker_tools, tasks)
             try:
                 while True:
+                    if self.storage is not None and self.storage.reached:
+                        break  # the rest in this process, where new files are then not read at all
                     try:
                         outcome = next(results)
                     except StopIteration:
@@ -417,7 +419,11 @@ class IndexWorkspace:
                     close()
         tools = self._tools()
         for task in islice(tasks, done, None):
-            yield work(tools, task)
+            # Lazily, at the file's turn: once the budget is reached a new file could only be
+            # refused, so reading and chunking it (every run, while the budget stays) is waste.
+            new = not task.indexed and task.tombstone is None
+            over = new and self.storage is not None and self.storage.reached
+            yield FileOutcome("over_budget", size=task.file.size) if over else work(tools, task)
 
     def _parallel(self, tasks: list[FileTask]) -> bool:
         return (
@@ -447,6 +453,11 @@ class IndexWorkspace:
                 return
             if outcome.content_hash:  # read, and changed since the delete: it is back
                 self._store(batch, lambda: self.store.remove_tombstones([file.path]))
+        if outcome.status == "over_budget":
+            assert self.storage is not None
+            self.storage.refuse()
+            summary.add_skip("budget")
+            return
         same_bytes = task.indexed_hash is not None and outcome.content_hash == task.indexed_hash
         if outcome.status == "failed":
             assert outcome.stage is not None and outcome.problem is not None

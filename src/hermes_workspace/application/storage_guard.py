@@ -108,6 +108,8 @@ class StorageGuard:
     admissions: it and every later file that would add chunks are refused (counted in
     ``skipped``), so that the index holds a prefix of the walk and which files get in does not
     depend on their sizes. A refused file that is already indexed keeps its indexed version.
+    After the first refusal the run reads no new file (see :meth:`refuse`): each is counted under
+    ``budget``, also one that reading would have shown to be empty or binary.
     Space that deleting and pruning frees inside the database counts as free: SQLite reuses it
     before it grows the file.
     """
@@ -150,6 +152,11 @@ class StorageGuard:
                         size=self._size + self._pending, next_file_estimate=cost)
         self.skipped += 1
         return False
+
+    def refuse(self) -> None:
+        """Count a file refused without being read (a new file after the budget was reached:
+        it could only add chunks)."""
+        self.skipped += 1
 
     def committed(self) -> None:
         """After a batch was committed: measure the index again (its size replaces the
