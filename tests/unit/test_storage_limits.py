@@ -209,6 +209,7 @@ def test_a_changed_file_over_budget_keeps_its_indexed_version(source: InMemoryFi
 def test_the_size_is_measured_again_after_each_commit(source: InMemoryFileSource,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batch_writer, "BATCH_MAX_FILES", 2)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_SECONDS", 1e9)  # batches of exactly 2 files, however slow
     store = InMemoryIndexStore()
     sizes = Sizes(store, 0)
     guard = StorageGuard(max_size=10**9, min_free_disk=0, measure=sizes, free_disk=lambda: 0)
@@ -248,6 +249,7 @@ def test_low_disk_stops_before_a_batch_and_keeps_the_batches_committed(
     source: InMemoryFileSource, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(batch_writer, "BATCH_MAX_FILES", 2)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_SECONDS", 1e9)  # batches of exactly 2 files, however slow
     store = InMemoryIndexStore()
     free = iter([5_000, 5_000, 999])  # two batches start, the third finds the disk too full
     guard = StorageGuard(max_size=0, min_free_disk=1000, measure=lambda: 0, free_disk=lambda: next(free),
@@ -269,6 +271,7 @@ def test_low_disk_stops_before_a_batch_and_keeps_the_batches_committed(
 def test_enough_disk_checks_every_batch_and_the_prune(source: InMemoryFileSource,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batch_writer, "BATCH_MAX_FILES", 2)
+    monkeypatch.setattr(batch_writer, "BATCH_MAX_SECONDS", 1e9)  # batches of exactly 2 files, however slow
     checks: list[int] = []
 
     def free_disk() -> int:
