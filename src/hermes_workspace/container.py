@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from hermes_workspace.application.file_processing import FileTools
     from hermes_workspace.application.retrieve import RetrieveContext
     from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
+    from hermes_workspace.application.storage_guard import StorageGuard
     from hermes_workspace.application.verification import FreshnessMarker
     from hermes_workspace.domain.catalog import DoctorCheck
     from hermes_workspace.domain.config import WorkspaceConfig
@@ -430,6 +431,73 @@ def _embedding(
     return EmbedChunks(embedder=embedder, open_vectors=open_vectors, batch_size=settings.embedder.batch_size)
 
 
+DEFAULT_VECTOR_DIMENSIONS = 384
+"""Vector length the storage budget assumes before the first embedding pass when
+``knowledgebase.embedder.dimensions`` does not say: that of the default local model
+(all-MiniLM-L6-v2). The embedder is not asked: that can load a model or call an endpoint."""
+
+
+def _vector_dimensions(settings: WorkspaceConfig, index_path: Path) -> int:
+    """The vector length the budget reserves room for: configured, else recorded in the index by
+    the last embedding pass, else :data:`DEFAULT_VECTOR_DIMENSIONS`."""
+    if settings.embedder.dimensions:
+        return settings.embedder.dimensions
+    from hermes_workspace.adapters.sqlite_vec_index import stored_dimensions
+
+    return stored_dimensions(index_path) or DEFAULT_VECTOR_DIMENSIONS
+
+
+def storage_guard(
+    config: WorkspaceConfig, index_dir: Path, index_path: Path, store: object, embedder: Embedder | None
+) -> StorageGuard:
+    """The :class:`StorageGuard` of ``knowledgebase.storage``: the index size measured as
+    ``store.used_bytes()`` plus the other files of ``index_dir`` (every file there, for a store
+    without ``used_bytes``), the free space of ``index_dir``'s file system, and room for vectors
+    when ``embedder`` is configured."""
+    from hermes_workspace.adapters.index_storage import free_disk, index_size
+    from hermes_workspace.application.storage_guard import StorageGuard
+
+    return StorageGuard(
+        max_size=config.storage.max_size,
+        min_free_disk=config.storage.min_free_disk,
+        measure=partial(index_size, index_dir, index_path, getattr(store, "used_bytes", None)),
+        free_disk=partial(free_disk, index_dir),
+        location=str(index_dir),
+        vector_dimensions=None if embedder is None else partial(_vector_dimensions, config, index_path),
+    )
+
+
+def storage_report(config: WorkspaceConfig, index_dir: Path, index_path: Path, store: object | None) -> dict[str, Any]:
+    """``status``'s ``storage``: ``{"size_bytes"`` (the index size as the budget counts it, see
+    :func:`storage_guard`; ``store`` is the read-only store, ``None`` before the first index),
+    ``"max_size_bytes"`` (0: no budget), ``"free_disk_bytes"`` (where the index is; ``None`` when
+    it cannot be read), ``"min_free_disk_bytes"`` (0: no check)``}``."""
+    from hermes_workspace.adapters.index_storage import free_disk, index_size
+
+    try:
+        free: int | None = free_disk(index_dir)
+    except OSError:
+        free = None
+    return {
+        "size_bytes": index_size(index_dir, index_path, getattr(store, "used_bytes", None)),
+        "max_size_bytes": config.storage.max_size,
+        "free_disk_bytes": free,
+        "min_free_disk_bytes": config.storage.min_free_disk,
+    }
+
+
+def _vector_pruner(config: WorkspaceConfig, embedder: Embedder | None, index_path: Path) -> Callable[[], int] | None:
+    """Prunes orphaned vectors after a run without an embedding pass (``None`` with an embedder:
+    its pass prunes; ``None`` for a store plugin, whose file holds no vectors of ours)."""
+    from hermes_workspace.domain.config import DEFAULT_STORE
+
+    if embedder is not None or config.store != DEFAULT_STORE:
+        return None
+    from hermes_workspace.adapters.sqlite_vec_index import prune_orphaned_vectors
+
+    return partial(prune_orphaned_vectors, index_path)
+
+
 def _retrieval_settings(config: WorkspaceConfig, embedder: Embedder | None) -> RetrievalSettings:
     from hermes_workspace.application.search import RetrievalSettings
 
@@ -579,6 +647,8 @@ class Container(containers.DeclarativeContainer):
         worker_tools=worker_tools,
         embedding=embedding,
         conversions=conversions,
+        storage=providers.Callable(storage_guard, config, index_dir, index_path, store, embedder),
+        prune_vectors=providers.Callable(_vector_pruner, config, embedder, index_path),
     )
     search_workspace = providers.Factory(
         lazy("hermes_workspace.application.search:SearchWorkspace"),

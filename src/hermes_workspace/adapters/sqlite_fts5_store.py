@@ -766,6 +766,25 @@ class SqliteFts5Store(IndexFileConnection):
 
         return self._run("search", run)
 
+    def used_bytes(self) -> int:
+        """Bytes of the database's pages in use: ``(page_count - freelist_count) * page_size``,
+        as this connection sees the database (its own open batch included). Free pages are left
+        out (SQLite fills them before it grows the file), and so is the ``-wal`` file, whose
+        pages are copies of the database's: this is the size the storage budget counts (see
+        :mod:`hermes_workspace.application.storage_guard`).
+
+        Raises:
+            StoreError: the database failed or the store is closed.
+        """
+
+        def run(conn: apsw.Connection) -> int:
+            pages = conn.pragma("page_count")
+            free = conn.pragma("freelist_count")
+            size = conn.pragma("page_size")
+            return max(0, int(pages) - int(free)) * int(size)
+
+        return self._run("measure the index", run)
+
     def status(self) -> StoreStatus:
         """Files and chunks indexed, and the bytes on disk of the database plus its ``-wal`` file.
 

@@ -23,6 +23,7 @@ from hermes_workspace.logs import get_logger
 from hermes_workspace.application.batch_writer import BatchWriter
 from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.application.embedding import EmbedChunks
+from hermes_workspace.application.storage_guard import StorageGuard
 from hermes_workspace.application.file_processing import (
     FileOutcome,
     FileTask,
@@ -157,6 +158,15 @@ class IndexWorkspace:
     file's config signature also holds its converter's signature
     (:func:`~hermes_workspace.domain.conversion.converted_signature`), so that a converter
     change re-indexes those files only; the cache is pruned to the indexed files after the run."""
+    storage: StorageGuard | None = None
+    """The storage limits (``knowledgebase.storage``, :class:`StorageGuard`): files whose chunks
+    would take the index past ``max_size`` are skipped (``budget``; an indexed version stays);
+    the free disk space is checked before each batch of writes, the prune and the embedding pass
+    (:class:`~hermes_workspace.domain.errors.DiskSpaceLowError` stops the run). ``None``: no limits."""
+    prune_vectors: Callable[[], int] | None = None
+    """Deletes the orphaned vectors in the index (those no chunk uses) and returns how many; run
+    at the end of a run without an embedding pass (that pass prunes them itself, after reusing
+    those whose text came back: a moved file). ``None``: nothing to prune."""
 
     def execute(self, progress: ProgressSink) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
@@ -179,6 +189,8 @@ class IndexWorkspace:
                 self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
                 roots = self._roots()
                 signature = file_signatures(self.config, self.chunker)  # per file: its route's chunker
+                if self.storage is not None:
+                    self.storage.start()
                 candidates, seen, unreadable = self._discover(roots, summary)
                 progress.start(len(candidates))
                 self._fallbacks = []
@@ -188,13 +200,22 @@ class IndexWorkspace:
                     progress.finish()
                 if self._fallbacks:
                     summary.add_note(_fallback_note(self._fallbacks))
+                if self.storage is not None:
+                    if note := self.storage.note():
+                        summary.add_note(note)
+                    self.storage.check_disk()
                 self._prune(seen, unreadable, summary)
                 self._prune_conversions()
                 self.store.record_exclusions(summary.excluded)
                 self.store.record_run(utc_iso(self.clock()), summary.skipped)
                 if self.embedding is not None:
                     stage = "embedding"
+                    if self.storage is not None:
+                        self.storage.check_disk()
                     summary.semantic = self.embedding.execute(progress)
+                    summary.vectors_pruned = summary.semantic.vectors_pruned
+                elif self.prune_vectors is not None:
+                    summary.vectors_pruned = self.prune_vectors()
         except StoreUnusableError as exc:
             summary.duration_seconds = time.perf_counter() - started
             raise _stopped(exc, summary, stage) from exc
@@ -250,7 +271,9 @@ class IndexWorkspace:
         steps = [self._plan(file, signature) for file in candidates]
         tasks = [step for step in steps if isinstance(step, FileTask)]
         total = len(candidates)
-        batch = BatchWriter(self.store, summary, partial(_record_store_failure, summary))
+        guard = self.storage
+        batch = BatchWriter(self.store, summary, partial(_record_store_failure, summary),
+                            before_batch=guard.check_disk if guard else None, after_commit=guard.committed if guard else None)
         ambiguous: list[tuple[FileTask, FileOutcome]] = []
         with closing(self._outcomes(tasks)) as outcomes:
             try:
@@ -375,6 +398,8 @@ class IndexWorkspace:
             results = self.pool.map_ordered(work, self.worker_tools, tasks)
             try:
                 while True:
+                    if self.storage is not None and self.storage.reached:
+                        break  # the rest in this process, where new files are then not read at all
                     try:
                         outcome = next(results)
                     except StopIteration:
@@ -394,7 +419,11 @@ class IndexWorkspace:
                     close()
         tools = self._tools()
         for task in islice(tasks, done, None):
-            yield work(tools, task)
+            # Lazily, at the file's turn: once the budget is reached a new file could only be
+            # refused, so reading and chunking it (every run, while the budget stays) is waste.
+            new = not task.indexed and task.tombstone is None
+            over = new and self.storage is not None and self.storage.reached
+            yield FileOutcome("over_budget", size=task.file.size) if over else work(tools, task)
 
     def _parallel(self, tasks: list[FileTask]) -> bool:
         return (
@@ -424,6 +453,11 @@ class IndexWorkspace:
                 return
             if outcome.content_hash:  # read, and changed since the delete: it is back
                 self._store(batch, lambda: self.store.remove_tombstones([file.path]))
+        if outcome.status == "over_budget":
+            assert self.storage is not None
+            self.storage.refuse()
+            summary.add_skip("budget")
+            return
         same_bytes = task.indexed_hash is not None and outcome.content_hash == task.indexed_hash
         if outcome.status == "failed":
             assert outcome.stage is not None and outcome.problem is not None
@@ -463,6 +497,11 @@ class IndexWorkspace:
         if outcome.status == "unchanged":
             self._store(batch, lambda: self.store.touch_file(record))
             summary.add_skip("unchanged")
+            return
+        if self.storage is not None and not self.storage.admit(
+            sum(len(chunk.content) for chunk in outcome.chunks), len(outcome.chunks)
+        ):
+            summary.add_skip("budget")  # an indexed version stays: the note says so
             return
         self._store(batch, lambda: self.store.replace_file(record, outcome.chunks))
         batch.stored(file.path, outcome.chunks)
@@ -567,7 +606,7 @@ def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> Stor
     else:
         done = f"the keyword index is up to date ({files} indexed in this run)"
     hint = f"{exc.hint} Then run `hermes-workspace index` again: what was indexed is kept, only the rest is done."
-    return StoreUnusableError(f"{exc.message}; {done}", hint=hint.strip())
+    return type(exc)(f"{exc.message}; {done}", hint=hint.strip())  # its class keeps its code (disk_space_low)
 
 
 def _record_failure(summary: IndexSummary, path: Path, failed: _FileFailed) -> None:

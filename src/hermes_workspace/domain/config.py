@@ -28,6 +28,7 @@ from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Root
 from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, name_roots, root_name_problem
+from hermes_workspace.domain.sizes import parse_size
 
 MAX_FILE_MB_LIMIT = 1_000_000.0
 """Upper bound of ``max_file_mb`` (a terabyte): larger values overflow byte counts."""
@@ -264,6 +265,29 @@ class HandlesConfig:
     max_sets: int = DEFAULT_MAX_RESULT_SETS
 
 
+DEFAULT_MAX_SIZE = 2 * 1024**3
+"""``knowledgebase.storage.max_size``: 2 GiB, seed 002's default budget. The Python 3.11 standard
+library (29,415 files, 236 MB of text, 177,412 chunks) makes a 415 MB keyword index, so 2 GiB holds
+about 1.2 GB of source text, or about 630 MB with 384-dimension vectors (2.2 kB a chunk more)."""
+
+DEFAULT_MIN_FREE_DISK = 100 * 1024**2
+"""``knowledgebase.storage.min_free_disk``: 100 MiB. Room for SQLite to checkpoint its WAL and
+for the other programs on the disk; below it, ``index`` stops writing before a batch (see
+:class:`~hermes_workspace.application.storage_guard.StorageGuard`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StorageConfig:
+    """``knowledgebase.storage``: ``max_size`` (bytes, 0: no budget), the size the index may
+    reach (see :class:`~hermes_workspace.application.storage_guard.StorageGuard` for what counts);
+    ``min_free_disk`` (bytes, 0: no check), the free space that must be left on the index's file
+    system before each batch of writes. Written in config as sizes (``2GB``,
+    :func:`~hermes_workspace.domain.sizes.parse_size`: binary units)."""
+
+    max_size: int = DEFAULT_MAX_SIZE
+    min_free_disk: int = DEFAULT_MIN_FREE_DISK
+
+
 @dataclass(frozen=True, slots=True)
 class WorkspaceConfig:
     """The validated configuration.
@@ -287,6 +311,7 @@ class WorkspaceConfig:
     retrieval_mode: str = "off"
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     handles: HandlesConfig = field(default_factory=HandlesConfig)
+    storage: StorageConfig = field(default_factory=StorageConfig)
     chunkers: ChunkerRoutes = field(default_factory=ChunkerRoutes)
     store: str = DEFAULT_STORE
     source: str = DEFAULT_SOURCE
@@ -429,6 +454,7 @@ class WorkspaceConfig:
             retrieval_mode=_retrieval_mode(kb),
             injection=_injection(_section(kb, "injection", prefix="knowledgebase.")),
             handles=_handles(_section(kb, "handles", prefix="knowledgebase.")),
+            storage=_storage(_section(kb, "storage", prefix="knowledgebase.")),
             converters=_converters(_section(kb, "converters", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
@@ -526,8 +552,9 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path", "name"}),
     "knowledgebase": frozenset(
         {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
-         "handles", "chunkers", "store", "source", "plugins", "converters"}
+         "handles", "chunkers", "store", "source", "plugins", "converters", "storage"}
     ),
+    "knowledgebase.storage": frozenset({"max_size", "min_free_disk"}),
     "knowledgebase.store": frozenset({"provider"}),
     "knowledgebase.source": frozenset({"provider"}),
     "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
@@ -688,6 +715,17 @@ def _handles(data: Mapping[str, Any]) -> HandlesConfig:
     if not 1 <= max_sets <= MAX_RESULT_SETS_LIMIT:
         raise ConfigError(f"{p}max_sets must be >= 1 and <= {MAX_RESULT_SETS_LIMIT}, got {max_sets}")
     return HandlesConfig(ttl_hours=float(ttl), max_sets=max_sets)
+
+
+def _storage(data: Mapping[str, Any]) -> StorageConfig:
+    p = "knowledgebase.storage."
+    _check_keys(data, "knowledgebase.storage")
+    values = {}
+    for key, default in (("max_size", DEFAULT_MAX_SIZE), ("min_free_disk", DEFAULT_MIN_FREE_DISK)):
+        raw = data.get(key)
+        # YAML 1.1 reads a bare `off`/`no` as false: it can only mean "no limit".
+        values[key] = default if raw is None else 0 if raw is False else parse_size(raw, p + key)
+    return StorageConfig(**values)
 
 
 def _reranker(data: Mapping[str, Any]) -> RerankerConfig:

@@ -28,11 +28,13 @@ ErrorStage = Literal["discover", "read", "convert", "chunk", "store"]
 (PDF, DOCX...: a damaged file, or a scanned PDF without text), chunking, or the database."""
 
 SkipReason = Literal[
-    "unchanged", "binary_suffix", "too_large", "empty", "binary_content", "deleted_by_user", "converter_unavailable"
+    "unchanged", "binary_suffix", "too_large", "empty", "binary_content", "deleted_by_user", "converter_unavailable",
+    "budget",
 ]
 """Why a candidate file produced no new chunks without being an error (``deleted_by_user``: removed
 with ``delete`` and unchanged since, see :mod:`hermes_workspace.domain.catalog`;
-``converter_unavailable``: a document whose converter's library is not installed)."""
+``converter_unavailable``: a document whose converter's library is not installed; ``budget``: its
+chunks would have taken the index past ``knowledgebase.storage.max_size``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -542,6 +544,9 @@ class IndexSummary:
     skipped: dict[str, int] = field(default_factory=dict)
     excluded: dict[str, int] = field(default_factory=dict)
     semantic: EmbeddingReport | None = None
+    vectors_pruned: int = 0
+    """Orphaned vectors deleted at the end of the run (no chunk uses them: their files changed,
+    were deleted or pruned); in the JSON only when non-zero."""
     notes: list[str] = field(default_factory=list)
     """Sentences for the user about the run as a whole (a converter whose library is missing,
     with the install command), each once; in the JSON only when non-empty."""
@@ -585,6 +590,7 @@ class IndexSummary:
             "skipped": dict(sorted(self.skipped.items())),
             "excluded": dict(sorted(self.excluded.items())),
             **({"semantic": self.semantic.to_json()} if self.semantic is not None else {}),
+            **({"vectors_pruned": self.vectors_pruned} if self.vectors_pruned else {}),
             **({"notes": list(self.notes)} if self.notes else {}),
         }
 

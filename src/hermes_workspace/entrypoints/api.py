@@ -365,7 +365,9 @@ class Workspace:
             MissingExtraError: the ``workspace`` extra (chonkie) is not installed.
             IndexBusyError: another index run is in progress.
             ConfigError: the config is invalid.
-            StoreError: the index cannot be written (disk full, read-only): the run stops.
+            StoreError: the index cannot be written (disk full, read-only): the run stops;
+                ``DiskSpaceLowError`` (code ``disk_space_low``) when less disk than
+                ``knowledgebase.storage.min_free_disk`` is free before a batch of writes.
         """
         from hermes_workspace.adapters.file_lock import FileIndexLock
         from hermes_workspace.adapters.progress_sinks import CallbackProgressSink, NullProgressSink
@@ -817,7 +819,10 @@ class Workspace:
     def status_report(self) -> dict[str, Any]:
         """What ``hermes-workspace status`` prints: ``{"config"`` (:attr:`config_source` as JSON), ``"index_path", "indexed", "files", "chunks",
         "size_bytes", "excluded", "semantic"`` (:meth:`semantic_status`), ``"last_indexed_at",
-        "skipped_last_run", "stale_estimate"}`` plus ``"note"`` before the first index. The same
+        "skipped_last_run", "stale_estimate", "storage"`` (the index size as
+        ``knowledgebase.storage.max_size`` counts it, against the limits: ``{"size_bytes",
+        "max_size_bytes", "free_disk_bytes", "min_free_disk_bytes"}``, 0 for a limit turned off)``}``
+        plus ``"note"`` before the first index. The same
         object is the MCP ``status`` tool's result and ``workspace_tool("status")``'s.
 
         Raises:
@@ -839,8 +844,18 @@ class Workspace:
         }
         if not status.indexed:
             data["note"] = "nothing is indexed yet: run `hermes-workspace index`"
+        data["storage"] = self._storage_status(status.indexed)
         data["plugins"] = self._plugin_status()
         return data
+
+    def _storage_status(self, indexed: bool) -> dict[str, Any]:
+        """``status``'s ``storage``: the index size against ``knowledgebase.storage``
+        (:func:`~hermes_workspace.container.storage_report`)."""
+        from hermes_workspace.container import storage_report
+
+        container = self._container
+        store = container.search_store() if indexed else None
+        return storage_report(container.config(), container.index_dir(), container.index_path(), store)
 
     def _plugin_status(self) -> dict[str, Any]:
         """``status``'s ``plugins``: ``{"signature", "indexed_signature", "up_to_date", "notes"}``

@@ -558,6 +558,20 @@ def mcp_command(
                  keep_stdout_claimed=_options.owns_stdout)
 
 
+def _storage_line(storage: dict[str, Any]) -> str:
+    """``status --human``'s line on knowledgebase.storage: size against the budget, free space
+    against the floor (binary units, as config.yaml writes them)."""
+    from hermes_workspace.domain.sizes import format_size
+
+    size, budget = storage["size_bytes"], storage["max_size_bytes"]
+    line = f"storage: {format_size(size)} of " + (f"{format_size(budget)} (max_size)" if budget else "no size limit")
+    free, floor = storage["free_disk_bytes"], storage["min_free_disk_bytes"]
+    if free is not None:
+        line += f"; {format_size(free)} free on disk"
+        line += f", index writes stop below {format_size(floor)} (min_free_disk)" if floor else ""
+    return line
+
+
 def _human_status(console: Any, data: dict[str, Any]) -> None:
     if data.get("config"):
         console.print(_safe(f"config: {data['config']['path']} ({data['config']['found']})"), markup=False)
@@ -567,6 +581,8 @@ def _human_status(console: Any, data: dict[str, Any]) -> None:
     )
     if data.get("last_indexed_at"):
         console.print(f"last indexed: {data['last_indexed_at']}", markup=False)
+    if storage := data.get("storage"):
+        console.print(_storage_line(storage), markup=False)
     stale = data.get("stale_estimate")
     if stale and stale["sampled"]:
         console.print(f"changed on disk since (estimate from {stale['sampled']} files, stat only): "
