@@ -622,11 +622,9 @@ def _guide(root_real: str, rels: Iterable[str]) -> _Guide | None:
     whose whole walk needs no guide); a path under another one in ``rels`` adds nothing."""
     if "" in rels:
         return None
-    kept: list[str] = []
-    for rel in sorted(rels):
-        if kept and (rel == kept[-1] or rel.startswith(kept[-1] + os.sep)):
-            continue
-        kept.append(rel)
+    wanted = set(rels)
+    # A path under another one is walked with it (and the other must stay unguided: walked whole).
+    kept = [rel for rel in wanted if not any(rel.startswith(other + os.sep) for other in _ancestors(rel, wanted))]
     guide: dict[str, set[str]] = {}
     for rel in kept:
         parts = rel.split(os.sep)
@@ -635,6 +633,15 @@ def _guide(root_real: str, rels: Iterable[str]) -> _Guide | None:
             guide.setdefault(folder, set()).add(part)
             folder = os.path.join(folder, part)
     return {folder: sorted(names) for folder, names in guide.items()}
+
+
+def _ancestors(rel: str, among: set[str]) -> Iterator[str]:
+    """The folders above the relative path ``rel`` that are in ``among``."""
+    parent = os.path.dirname(rel)
+    while parent:
+        if parent in among:
+            yield parent
+        parent = os.path.dirname(parent)
 
 
 def _place(forms: Sequence[str], root_real: str, root_text: str) -> str | None:

@@ -254,10 +254,9 @@ class IndexWorkspace:
         covered = {scope.given for scope in found if scope.path is not None}
         ignored += sum(1 for p in dict.fromkeys(scope.given for scope in found) if p not in covered)
         summary.changed_paths = {"given": len(given), "ignored": ignored}
-        scopes: list[Path] = []
-        for path in sorted({scope.path for scope in found if scope.path is not None}, key=str):
-            if not any(path == kept or kept in path.parents for kept in scopes):
-                scopes.append(path)
+        paths = {scope.path for scope in found if scope.path is not None}
+        # A scope under another one adds nothing (its records are the other's too).
+        scopes = sorted((p for p in paths if not any(parent in paths for parent in p.parents)), key=str)
         if ignored:
             log.info("changed paths outside every root left alone", ignored=ignored)
         return candidates, seen, unreadable, scopes
