@@ -1049,6 +1049,18 @@ def scoping_section(scp: dict[str, Any]) -> list[str]:
     ]
 
 
+def incremental_section(d: dict) -> list[str]:
+    """One changed file indexed by path against a whole no-op run (benchmarks/incremental.py)."""
+    changed, unchanged, noop = (d[k]["median_seconds"] for k in ("changed_path", "unchanged_path", "full_noop"))
+    return ["## Incremental (one changed file by path)", "",
+            _table(["workspace", "changed file by path", "unchanged file by path", "whole no-op index",
+                    "whole / changed", f"target < {d['target_seconds']} s"],
+                   [[f"{d['files']:,} files", f"{changed * 1000:.1f} ms", f"{unchanged * 1000:.1f} ms",
+                     f"{noop:.2f} s", f"{d['full_over_changed']:.0f}x", "met" if d["target_met"] else "missed"]],
+                   "lrrrrl"),
+            "", "Medians, in process on one open Workspace (no process start-up in either figure).", ""]
+
+
 def write() -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     q, s, lat, sc = (load_result(n) for n in ("quality", "speed", "latency", "scaling"))
@@ -1108,6 +1120,9 @@ def write() -> Path:
         L += latency_section(lat)
     if sc:
         L += scaling_section(sc)
+    inc = load_result("incremental")
+    if inc and "failed" not in inc:
+        L += incremental_section(inc)
     path = RESULTS_DIR / "REPORT.md"
     path.write_text("\n".join(L).rstrip() + "\n", encoding="utf-8")
     return path
