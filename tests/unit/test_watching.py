@@ -177,7 +177,7 @@ def test_a_busy_catch_up_is_retried_as_a_full_run() -> None:
 
 def test_reconciliation_runs_every_reconcile_seconds() -> None:
     clock, runs = Clock(), Runs()
-    steps = [at(clock, t) for t in (30, 59, 61, 90, 119, 125, 150)]
+    steps = [at(clock, t) for t in (0, 30, 59, 61, 90, 119, 125, 150)]
     use_case, batches = watcher(clock, runs, steps, catch_up=True, reconcile_seconds=60.0)
     use_case.execute(threading.Event())
     # catch-up at 0, then 60 s after each full run: at 61 and at 125 (61 + 60 = 121)
@@ -267,3 +267,23 @@ def test_stop_ends_the_watch_and_interrupt_reports_what_is_pending() -> None:
     use_case, _ = watcher(clock, Runs(), [at(clock, 0.0, mod(ROOT / "a.md")), interrupt])
     summary = use_case.execute(threading.Event())
     assert (summary.stopped_by, summary.pending) == ("interrupt", 1)
+
+
+def test_the_catch_up_run_starts_once_the_feed_watches() -> None:
+    clock, runs, order = Clock(), Runs(), []
+    full = runs.index_all
+
+    def index_all() -> IndexSummary:
+        order.append("full run")
+        return full()
+
+    runs.index_all = index_all  # type: ignore[method-assign]
+
+    def first() -> list[FileChange]:
+        order.append("feed watching")
+        return []
+
+    use_case, batches = watcher(clock, runs, [first, at(clock, 1.0)], catch_up=True)
+    use_case.execute(threading.Event())
+    assert order == ["feed watching", "full run"]
+    assert [b.reason for b in batches] == ["catch_up"]

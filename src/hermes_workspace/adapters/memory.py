@@ -867,3 +867,21 @@ class ScriptedChangeFeed:
             if stop.is_set():
                 return
             yield list(step() if callable(step) else step)
+
+
+class InMemoryTimeMark:
+    """A :class:`~hermes_workspace.domain.ports.TimeMark` on ``clock`` (seconds; default
+    ``time.time``); ``touches`` counts the times it was set."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._at: float | None = None
+        self.touches = 0
+
+    def age_seconds(self) -> float | None:
+        return None if self._at is None else max(0.0, self._clock() - self._at)
+
+    def touch(self) -> bool:
+        self._at = self._clock()
+        self.touches += 1
+        return True

@@ -15,10 +15,11 @@ import errno
 import os
 import queue
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from hermes_workspace.domain.errors import WorkspaceError
+from hermes_workspace.domain.errors import MissingExtraError, WorkspaceError
 from hermes_workspace.domain.model import FileChange, Root
 from hermes_workspace.domain.ports import StopSignal
 
@@ -33,6 +34,12 @@ they keep coming; the use case coalesces further batches of a burst itself."""
 _CHECK_STOP_MS = 500
 """How often a watch thread with nothing to report looks at the stop flag (watchfiles'
 ``rust_timeout``); stopping takes at most about this long."""
+
+
+_STARTUP_SECONDS = 0.2
+"""Time given to the watch threads to set their watches up before the first (empty) batch:
+watchfiles sets them up synchronously when its watch starts (a few milliseconds per thousand
+folders with inotify), but says nothing when it is done."""
 
 
 class WatchLimitError(WorkspaceError):
@@ -57,7 +64,13 @@ class WatchfilesChangeFeed:
 
     def __init__(self, *, step_ms: int = DEFAULT_STEP_MS, group_ms: int = DEFAULT_GROUP_MS,
                  force_polling: bool | None = None, poll_delay_ms: int = 300) -> None:
-        import watchfiles  # noqa: F401 - fail when built, not at the first event
+        try:
+            import watchfiles  # noqa: F401 - fail when built, not at the first event
+        except ImportError as exc:
+            raise MissingExtraError(
+                f"watching needs the watchfiles package ({exc})",
+                hint="pip install 'hermes-workspace[workspace]'",
+            ) from None
 
         self.step_ms = step_ms
         self.group_ms = group_ms
@@ -85,6 +98,10 @@ class WatchfilesChangeFeed:
         for thread in threads:
             thread.start()
         try:
+            # A first, empty batch once the watches had time to be set up: the caller's catch-up
+            # run then sees every later change as an event.
+            time.sleep(_STARTUP_SECONDS)
+            yield []
             while not stop.is_set():
                 try:
                     item = inbox.get(timeout=timeout_seconds)

@@ -203,7 +203,8 @@ class WatchWorkspace:
     # -- the loop --------------------------------------------------------------------------------
 
     def _loop(self, stop: StopSignal) -> None:
-        self._work(stop)  # the catch-up run, before the first event
+        # The catch-up run is made at the feed's first batch, once it watches: an edit made
+        # while the walk runs is then an event, not lost between the walk and the watch.
         while not stop.is_set():
             restart = False
             with closing(iter(self.feed.batches(self._roots, stop, timeout_seconds=self.tick_seconds))) as batches:

@@ -598,10 +598,26 @@ class ChangeFeed(Protocol):
         without a change, so that the caller can do its periodic work between events. Ends
         soon (within about ``timeout_seconds``) after ``stop.is_set()`` becomes true, or when
         the caller closes the iterator. A root that does not exist (or is not a folder) is left
-        out; when none is left, only the empty timeout batches come.
+        out; when none is left, only the empty timeout batches come. The first batch (possibly
+        empty) comes once the watches are set up: a change after it is reported.
 
         Raises:
             WorkspaceError: the operating system refuses to watch (e.g. the inotify watch limit
                 is reached); the message names the limit and the hint how to raise it.
         """
+        ...
+
+
+@runtime_checkable
+class TimeMark(Protocol):
+    """A point in time remembered across processes (the last index run of a workspace, for
+    ``knowledgebase.auto_index``'s debounce)."""
+
+    def age_seconds(self) -> float | None:
+        """Seconds since the mark was last set (never negative), ``None`` when it never was or
+        cannot be read."""
+        ...
+
+    def touch(self) -> bool:
+        """Set the mark to now; False when it cannot be written (read-only folder). Never raises."""
         ...
