@@ -217,8 +217,8 @@ def test_changed_roots_restart_the_feed_on_the_new_roots_with_a_full_run() -> No
         config["roots"] = [Root(ROOT, recursive=True, primary=True), new_root]
         return []
 
-    feed = ScriptedChangeFeed([at(clock, 2.0), edit_config, at(clock, 6.0, mod(new_root.path / "n.md")),
-                               at(clock, 7.0)])
+    feed = ScriptedChangeFeed([at(clock, 2.0), edit_config, at(clock, 6.0),  # the new feed: a full run
+                               at(clock, 6.5, mod(new_root.path / "n.md")), at(clock, 7.0)])
     use_case, batches = watcher(clock, runs, [], feed=feed, roots=lambda: list(config["roots"]),
                                 config_stamp=lambda: config["stamp"])
     summary = use_case.execute(threading.Event())
@@ -287,3 +287,21 @@ def test_the_catch_up_run_starts_once_the_feed_watches() -> None:
     use_case.execute(threading.Event())
     assert order == ["feed watching", "full run"]
     assert [b.reason for b in batches] == ["catch_up"]
+
+
+def test_a_root_created_by_the_first_run_is_watched_from_then_on(tmp_path: Path) -> None:
+    clock, runs = Clock(), Runs()
+    primary = tmp_path / "workspace"  # created by the first index run, as the layout does
+    full = runs.index_all
+
+    def index_all() -> IndexSummary:
+        primary.mkdir(exist_ok=True)
+        return full()
+
+    runs.index_all = index_all  # type: ignore[method-assign]
+    feed = ScriptedChangeFeed([at(clock, 0.0), at(clock, 1.0), at(clock, 1.5, mod(primary / "a.md")), at(clock, 2.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, catch_up=True,
+                                roots=lambda: [Root(primary, recursive=True, primary=True)])
+    use_case.execute(threading.Event())
+    assert len(feed.calls) == 2  # restarted once the folder existed
+    assert [b.reason for b in batches] == ["catch_up", "changes"]

@@ -190,6 +190,7 @@ class WatchWorkspace:
         self._settle = self.debounce_seconds
         self._retry_at: float | None = None
         self._full_due: BatchReason | None = "catch_up" if self.catch_up else None
+        self._last_full_ok = False
         self._next_reconcile = started + self.reconcile_seconds if self.reconcile_seconds else None
         try:
             self._loop(stop)
@@ -207,6 +208,7 @@ class WatchWorkspace:
         # while the walk runs is then an event, not lost between the walk and the watch.
         while not stop.is_set():
             restart = False
+            self._watched = _existing(self._roots)
             with closing(iter(self.feed.batches(self._roots, stop, timeout_seconds=self.tick_seconds))) as batches:
                 ended = True
                 for batch in batches:
@@ -221,12 +223,18 @@ class WatchWorkspace:
                     if stop.is_set():
                         ended = False
                         break
+                    if self._full_due is None and _existing(self._roots) != self._watched and self._last_full_ok:
+                        # A root appeared (the primary workspace, created by the first run) or
+                        # went away: watch what exists now.
+                        self._last_full_ok = False
+                        restart = True
+                        ended = False
+                        break
             if ended and not stop.is_set():
                 self._summary.stopped_by = "feed_ended"
                 return
             if not restart:
                 return
-            self._work(stop)
 
     def _collect(self, batch: list[FileChange]) -> None:
         """Add a feed batch's relevant paths to the pending ones."""
@@ -372,6 +380,7 @@ class WatchWorkspace:
             return
         self._full_due = None
         self._retry_at = None
+        self._last_full_ok = True
         if self.reconcile_seconds:
             self._next_reconcile = self.clock() + self.reconcile_seconds
         self._done(WatchBatch(reason, 0, summary, self.clock() - started, self.wall_clock(),
@@ -407,3 +416,8 @@ class WatchWorkspace:
                  files_pruned=batch.summary.files_pruned, files_errored=batch.summary.files_errored)
         self.on_batch(batch)
 
+
+
+def _existing(roots: Sequence[Root]) -> frozenset[Path]:
+    """The roots that are folders now (a feed watches those only)."""
+    return frozenset(root.path for root in roots if os.path.isdir(root.path))
