@@ -569,7 +569,8 @@ def _human_doctor(console: Any, report: Any) -> None:
 
 @app.command(name="mcp")
 def mcp_command(
-    *, http: bool = False, host: str | None = None, port: int | None = None, allow_write: bool = False
+    *, http: bool = False, host: str | None = None, port: int | None = None, allow_write: bool = False,
+    watch: bool = False,
 ) -> int:
     """Serve the workspace to AI agents over the Model Context Protocol (needs the mcp extra).
 
@@ -588,6 +589,9 @@ def mcp_command(
         use is a usage error (exit 2).
     allow_write
         Also serve the tools that change the index (index, delete). Files are never changed.
+    watch
+        Keep the index fresh while the server runs, as `watch` does, on a thread of the server
+        (runs are logged to the log file; tool calls never wait for it).
 
     Errors of this command, from startup to SIGTERM, go to stderr (one JSON line, or the
     --human message): stdout carries the protocol only.
@@ -602,7 +606,7 @@ def mcp_command(
                              hint="Add --http to serve streamable HTTP, or leave them out for stdio.")
     return serve(_options.home, http=http, host=host or "127.0.0.1",
                  port=DEFAULT_PORT if port is None else port, allow_write=allow_write,
-                 keep_stdout_claimed=_options.owns_stdout)
+                 keep_stdout_claimed=_options.owns_stdout, watch=watch)
 
 
 def _human_status(console: Any, data: dict[str, Any]) -> None:
