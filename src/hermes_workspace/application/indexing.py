@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -35,8 +35,9 @@ from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME
 from hermes_workspace.domain.encodings import sibling_hint
 from hermes_workspace.domain.conversion import converted_signature, converted_view
-from hermes_workspace.domain.errors import ConverterUnavailableError, StoreUnusableError, reraise_interrupt
+from hermes_workspace.domain.errors import ConverterUnavailableError, StoreUnusableError, UsageError, reraise_interrupt
 from hermes_workspace.domain.model import (
+    ChangedScope,
     DiscoveryProblem,
     ErrorStage,
     ExcludedPath,
@@ -158,10 +159,25 @@ class IndexWorkspace:
     (:func:`~hermes_workspace.domain.conversion.converted_signature`), so that a converter
     change re-indexes those files only; the cache is pruned to the indexed files after the run."""
 
-    def execute(self, progress: ProgressSink) -> IndexSummary:
+    def execute(self, progress: ProgressSink, changed: Collection[Path] | None = None) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
         ``start(total)``, one ``advance`` per candidate file, in order, and ``finish()``; then,
         with ``embedding``, the same for the chunks that get vectors (``summary.semantic``).
+
+        ``changed`` (absolute paths; ``None``: every root, the whole run): a run over these paths
+        only, for a file watcher or ``index --path``. Each is placed in the roots by
+        :meth:`~hermes_workspace.domain.ports.FileSource.discover_paths`: a file is judged as the
+        whole walk judges it, then planned and stored as in a whole run (size, mtime and settings
+        unchanged: skipped without reading); a folder is walked with the rules inherited from
+        its ancestors; a changed ignore file re-walks its folder. The indexed files at or under
+        each path that were not found again (deleted, renamed away, now excluded or ignored) are
+        pruned, with their tombstones; nothing else is looked at, so the run costs what changed,
+        not the size of the index (record and tombstone lookups by path). Paths no root covers
+        (outside every root, in the index folder) are left alone and counted in
+        ``summary.changed_paths`` (``{"given", "ignored"}``). Such a run does not replace what
+        the last whole run recorded (:meth:`IndexStore.record_run`, ``record_exclusions``:
+        ``status`` keeps describing it) nor prune the conversion cache (the next whole run
+        does); the embedding pass embeds the chunks it added, as always.
 
         Raises:
             StoreUnusableError: the index database failed as a whole (disk full, read-only, I/O
@@ -174,12 +190,18 @@ class IndexWorkspace:
         started = time.perf_counter()
         summary = IndexSummary()
         stage = "keyword"
+        given = None if changed is None else _absolute_paths(changed)
         try:
             with self.lock.hold():
                 self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
                 roots = self._roots()
                 signature = file_signatures(self.config, self.chunker)  # per file: its route's chunker
-                candidates, seen, unreadable = self._discover(roots, summary)
+                scopes: list[Path] | None = None
+                if given is None:
+                    candidates, seen, unreadable = self._discover(self.source.discover(roots), summary)
+                else:
+                    candidates, seen, unreadable, scopes = self._discover_changed(roots, given, summary)
+                self._scopes = scopes
                 progress.start(len(candidates))
                 self._fallbacks = []
                 try:
@@ -189,9 +211,11 @@ class IndexWorkspace:
                 if self._fallbacks:
                     summary.add_note(_fallback_note(self._fallbacks))
                 self._prune(seen, unreadable, summary)
-                self._prune_conversions()
-                self.store.record_exclusions(summary.excluded)
-                self.store.record_run(utc_iso(self.clock()), summary.skipped)
+                if scopes is None:
+                    # A partial run's counts describe a few paths: the whole run's stay.
+                    self._prune_conversions()
+                    self.store.record_exclusions(summary.excluded)
+                    self.store.record_run(utc_iso(self.clock()), summary.skipped)
                 if self.embedding is not None:
                     stage = "embedding"
                     summary.semantic = self.embedding.execute(progress)
@@ -208,21 +232,54 @@ class IndexWorkspace:
             roots = [r for r in roots if not r.primary]
         return roots
 
+    def _discover_changed(
+        self, roots: list[Root], given: list[Path], summary: IndexSummary
+    ) -> tuple[list[SourceFile], set[Path], set[Path], list[Path]]:
+        """:meth:`_discover` over the changed paths ``given``, and the scopes to prune under
+        (:class:`ChangedScope` paths, those nested in another left out). A source without
+        ``discover_paths`` walks every root (the prune stays limited to the scopes)."""
+        own_index = os.path.join(self.config.primary_path(self.home), INDEX_DIRNAME)
+        inside = [p for p in given if not (str(p) == own_index or str(p).startswith(own_index + os.sep))]
+        ignored = len(given) - len(inside)
+        found: list[ChangedScope] = []
+        discover_paths = getattr(self.source, "discover_paths", None)
+        if not inside:
+            items: Iterable[object] = ()
+        elif discover_paths is None:
+            found = [ChangedScope(p, p) for p in inside]
+            items = self.source.discover(roots)
+        else:
+            items = discover_paths(roots, inside)
+        candidates, seen, unreadable = self._discover(items, summary, found)
+        covered = {scope.given for scope in found if scope.path is not None}
+        ignored += sum(1 for p in dict.fromkeys(scope.given for scope in found) if p not in covered)
+        summary.changed_paths = {"given": len(given), "ignored": ignored}
+        scopes: list[Path] = []
+        for path in sorted({scope.path for scope in found if scope.path is not None}, key=str):
+            if not any(path == kept or kept in path.parents for kept in scopes):
+                scopes.append(path)
+        if ignored:
+            log.info("changed paths outside every root left alone", ignored=ignored)
+        return candidates, seen, unreadable, scopes
+
     def _discover(
-        self, roots: list[Root], summary: IndexSummary
+        self, items: Iterable[object], summary: IndexSummary, scopes: list[ChangedScope] | None = None
     ) -> tuple[list[SourceFile], set[Path], set[Path]]:
         """Candidates in walk order (first root wins for a file under two roots), every path
         seen, and the paths that could not be looked at: whatever the index holds under those is
         kept rather than pruned (an unmounted drive or a folder without permission is not a
-        deletion)."""
+        deletion). The :class:`ChangedScope` items of a changed-paths run go to ``scopes``."""
         candidates: list[SourceFile] = []
         seen: set[Path] = set()
         unreadable: set[Path] = set()
         # The file sources leave the index folder out themselves; this guards any other source,
         # as a string test (Path.parents costs more than the rest of an unchanged file's turn).
         own_index = os.path.join(self.config.primary_path(self.home), INDEX_DIRNAME, "")
-        for item in self.source.discover(roots):
-            if isinstance(item, SourceFile):
+        for item in items:
+            if isinstance(item, ChangedScope):
+                if scopes is not None:
+                    scopes.append(item)
+            elif isinstance(item, SourceFile):
                 if str(item.path).startswith(own_index):
                     continue
                 if item.path not in seen:
@@ -245,7 +302,10 @@ class IndexWorkspace:
         """Plan every candidate (one record lookup each), then go through them in order: skip,
         or store the outcome of :func:`process_file`, computed here or ahead in worker
         processes."""
-        self._graves = {t.path: t for t in self.store.tombstones()}
+        if self._scopes is None:
+            self._graves = {t.path: t for t in self.store.tombstones()}
+        else:
+            self._graves = {t.path: t for scope in self._scopes for t in self.store.tombstones(under=scope)}
         self._signatures = {}
         steps = [self._plan(file, signature) for file in candidates]
         tasks = [step for step in steps if isinstance(step, FileTask)]
@@ -273,10 +333,12 @@ class IndexWorkspace:
                     except _FileFailed as failed:
                         _record_failure(summary, file.path, failed)
                     batch.file_done()
-                decided = self._decided_encodings({task.file.path for task, _ in ambiguous}) if ambiguous else []
+                undecided = {task.file.path for task, _ in ambiguous}
+                decided = self._decided_encodings(undecided) if ambiguous and self._scopes is None else []
                 for task, outcome in ambiguous:
                     try:
-                        self._apply(task, self._with_siblings_evidence(task, outcome, decided), signature,
+                        evidence = decided if self._scopes is None else self._nearest_encodings(task.file, undecided)
+                        self._apply(task, self._with_siblings_evidence(task, outcome, evidence), signature,
                                     summary, batch)
                     except _FileFailed as failed:
                         _record_failure(summary, task.file.path, failed)
@@ -290,6 +352,20 @@ class IndexWorkspace:
         """``(path, encoding)`` of every indexed file read in a legacy encoding (this run's
         included, since its writes are visible through the store), except ``undecided``."""
         return [(r.path, r.encoding) for r in self.store.file_records() if r.encoding and r.path not in undecided]
+
+    def _nearest_encodings(self, file: SourceFile, undecided: set[Path]) -> list[tuple[Path, str]]:
+        """:meth:`_decided_encodings` for a changed-paths run, by lookups instead of a scan: the
+        decided files under the nearest folder, from ``file``'s own up to its root, that holds
+        any. :func:`~hermes_workspace.domain.encodings.sibling_hint` lets the nearest such
+        folder decide alone, so the hint is the one the whole list would give."""
+        for folder in [file.path.parent, *file.path.parent.parents]:
+            if folder != file.root and file.root not in folder.parents:
+                break
+            found = [(r.path, r.encoding) for r in self.store.file_records(under=folder)
+                     if r.encoding and r.path not in undecided]
+            if found:
+                return found
+        return []
 
     def _with_siblings_evidence(
         self, task: FileTask, outcome: FileOutcome, decided: list[tuple[Path, str]]
@@ -315,6 +391,9 @@ class IndexWorkspace:
 
     _graves: dict[Path, Tombstone] | None = None
     """The tombstones read at the start of the keyword pass (files removed by ``delete``)."""
+
+    _scopes: list[Path] | None = None
+    """The paths a changed-paths run re-walked (what it prunes under); ``None`` for a whole run."""
 
     def _tools(self) -> FileTools:
         return FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker, self.conversions)
@@ -516,9 +595,16 @@ class IndexWorkspace:
             raise _FileFailed("store", Problem.of(exc)) from exc
 
     def _prune(self, seen: set[Path], unreadable: set[Path], summary: IndexSummary) -> None:
+        """Delete the records (and forget the tombstones) of files not seen by this run: every
+        indexed file for a whole run, those at or under the scopes for a changed-paths run;
+        never under a path that could not be looked at."""
+        if self._scopes is None:
+            records: Iterable[FileRecord] = self.store.file_records()
+        else:
+            records = [r for scope in self._scopes for r in self.store.file_records(under=scope)]
         stale = [
             record.path
-            for record in self.store.file_records()
+            for record in records
             if record.path not in seen
             and record.path not in unreadable
             and not any(parent in unreadable for parent in record.path.parents)
@@ -552,6 +638,22 @@ def _fallback_note(fallbacks: list[tuple[Path, Problem]]) -> str:
     return (f"{files} chunked by the built-in text chunker because their chunker failed (first: {path}: "
             f"{problem.error_type}: {problem.message}); the next index run gives them to their chunker again, "
             "and the log has each traceback")
+
+
+def _absolute_paths(paths: Collection[Path]) -> list[Path]:
+    """The changed paths of a run, each normalised (``.``/``..`` folded), in order, once.
+
+    Raises:
+        UsageError: a path is relative (callers make them absolute against their own folder).
+    """
+    found: dict[Path, None] = {}
+    for path in paths:
+        text = os.fspath(path)
+        if not os.path.isabs(text):
+            raise UsageError(f"changed paths must be absolute, got {text!r:.200}",
+                             hint="Give absolute paths (the CLI and the Python API take them from the current folder).")
+        found[Path(os.path.normpath(text))] = None
+    return list(found)
 
 
 def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> StoreUnusableError:

@@ -194,6 +194,21 @@ class DiscoveryProblem:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangedScope:
+    """What :meth:`~hermes_workspace.domain.ports.FileSource.discover_paths` made of one changed
+    path ``given``, yielded before the walk's items: ``path``, the file or folder re-walked for it,
+    in the form the walk yields paths (under the resolved root; an ignore file's folder for a
+    changed ignore file; the whole root for a folder holding a root), whose indexed files not found
+    again are pruned; or ``None`` when no root covers ``given`` (``category``: ``outside_roots``,
+    also for a folder a non-recursive root does not walk, or ``workspace_internal`` for the
+    index, logs and model folders). A path under two roots gives one item per root."""
+
+    given: Path
+    path: Path | None
+    category: ExclusionCategory | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """One searchable piece of a file.
 
@@ -545,6 +560,10 @@ class IndexSummary:
     notes: list[str] = field(default_factory=list)
     """Sentences for the user about the run as a whole (a converter whose library is missing,
     with the install command), each once; in the JSON only when non-empty."""
+    changed_paths: dict[str, int] | None = None
+    """For a run over changed paths only (``index --path``): ``{"given": n, "ignored": k}``, the
+    paths given and those no root covers (outside every root, or in the index folder), which were
+    left alone; ``None`` for a whole run. In the JSON only when set."""
 
     def add_note(self, note: str) -> None:
         """Add ``note`` unless it is there already."""
@@ -586,6 +605,7 @@ class IndexSummary:
             "excluded": dict(sorted(self.excluded.items())),
             **({"semantic": self.semantic.to_json()} if self.semantic is not None else {}),
             **({"notes": list(self.notes)} if self.notes else {}),
+            **({"changed_paths": dict(self.changed_paths)} if self.changed_paths is not None else {}),
         }
 
 

@@ -27,7 +27,7 @@ import inspect
 import json
 import os
 from dataclasses import replace
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -336,9 +336,18 @@ class Workspace:
         return self._container.remove_root().execute(os.fspath(path))
 
     def index(
-        self, *, progress: ProgressCallback | ProgressSink | None = None, workers: int | None = None
+        self, *, progress: ProgressCallback | ProgressSink | None = None, workers: int | None = None,
+        paths: Sequence[str | os.PathLike[str]] | None = None,
     ) -> IndexSummary:
-        """Index every root; returns the summary. ``progress`` is a callback
+        """Index every root; returns the summary. ``paths``: only these files and folders
+        (relative ones from the current folder; ``None``: every root), for a caller that knows
+        what changed (a file watcher): each is judged as the whole walk judges it (exclusions,
+        ignore rules of every folder on the way, size cap), a folder is walked whole, a changed
+        ignore file re-walks its folder, and the indexed files at or under each path that are gone
+        or now excluded are pruned; nothing else is looked at
+        (:meth:`~hermes_workspace.application.indexing.IndexWorkspace.execute`). The summary's
+        ``changed_paths`` says how many were given and how many no root covers (left alone); such
+        a run keeps the last whole run's record for ``status``. ``progress`` is a callback
         ``(position, total, path)`` or a :class:`ProgressSink`. ``workers``: processes that read
         and chunk in parallel (2 or more starts a process pool; a script that passes it must
         guard its entry point with ``if __name__ == "__main__":``, as any multiprocessing user
@@ -350,7 +359,8 @@ class Workspace:
         Raises:
             KeyboardInterrupt: Ctrl-C (or the host's own interrupt) during the run.
             UsageError: ``progress`` is neither a callable nor a progress sink, ``workers`` not a
-                whole number >= 1 (or None).
+                whole number >= 1 (or None); ``paths`` not a list of non-empty paths, or none of
+                them in a root (after the run, which changed nothing).
             MissingExtraError: the ``workspace`` extra (chonkie) is not installed.
             IndexBusyError: another index run is in progress.
             ConfigError: the config is invalid.
@@ -375,15 +385,23 @@ class Workspace:
         _check_type("workers", workers, (int, type(None)))
         if workers is not None and not 1 <= workers <= WORKERS_LIMIT:
             raise UsageError(f"workers must be >= 1 and <= {WORKERS_LIMIT} (1: no worker processes), got {workers}")
+        changed = None if paths is None else _changed_paths(paths)
         lock = self._container.index_lock()
         # The lock first: building the run opens the index for writing, which would wait for a
         # running index's transaction (seconds) before the run found the lock taken.
         with lock.hold() if isinstance(lock, FileIndexLock) else contextlib.nullcontext():
             if workers is None or self._container.index_pool.overridden:
-                summary = self._container.index_workspace().execute(sink)
+                summary = self._container.index_workspace().execute(sink, changed)
             else:
                 with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
-                    summary = self._container.index_workspace().execute(sink)
+                    summary = self._container.index_workspace().execute(sink, changed)
+            if changed and summary.changed_paths is not None and summary.changed_paths["ignored"] == len(changed):
+                shown = ", ".join(str(p) for p in changed[:3]) + (", ..." if len(changed) > 3 else "")
+                raise UsageError(
+                    f"no root covers the path{'s' if len(changed) > 1 else ''} given ({shown}): nothing was indexed",
+                    hint="`hermes-workspace roots list` shows the roots (a non-recursive root covers only the files "
+                    "directly in it); add a folder with `roots add`. The index folder is never indexed.",
+                )
             self._record_plugins()
             self._add_plugin_notes(summary)
             self._container.index_mark().touch()  # knowledgebase.auto_index debounces on it
@@ -973,3 +991,20 @@ class Workspace:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+def _changed_paths(paths: object) -> list[Path]:
+    """``index(paths=...)`` as absolute paths (from the current folder, ``~`` expanded, not
+    resolved: the index keeps the paths its walk saw).
+
+    Raises:
+        UsageError: ``paths`` is a single path or not a collection of non-empty paths.
+    """
+    from hermes_workspace.application.catalog import absolute
+
+    if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Iterable):
+        raise UsageError(f"paths must be a list of paths (or None for every root), got {type(paths).__name__}",
+                         hint="Pass paths=[\"docs/a.md\"], even for one path.")
+    given = list(paths)
+    for path in given:
+        _check_type("paths[]", path, (str, os.PathLike))
+    return [absolute(path) for path in given]

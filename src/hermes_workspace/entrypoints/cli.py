@@ -154,7 +154,9 @@ def roots_remove(path: str, /) -> _Output:
 
 
 @app.command(name="index")
-def index_command(*, workers: int | None = None) -> _Output:
+def index_command(
+    *, workers: int | None = None, path: Annotated[list[str] | None, Parameter(negative="")] = None
+) -> _Output:
     """Index every root: new and changed files are chunked, unchanged ones skipped, deleted ones pruned.
 
     Parameters
@@ -162,6 +164,10 @@ def index_command(*, workers: int | None = None) -> _Output:
     workers
         Processes that read and chunk in parallel (1: none); default $HERMES_INDEX_WORKERS,
         else one per CPU (at most 4).
+    path
+        Only this file or folder (repeatable), e.g. what an editor just saved: judged by the same
+        rules, a folder walked whole; indexed files gone from under it are pruned. Relative to the
+        current folder.
     """
     from hermes_workspace.container import auto_index_workers, index_workers
 
@@ -174,7 +180,7 @@ def index_command(*, workers: int | None = None) -> _Output:
     if workers is None:
         workers = index_workers(default=auto_index_workers())
     with _workspace() as ws:
-        summary = ws.index(progress=progress, workers=workers)
+        summary = ws.index(progress=progress, workers=workers, paths=path)
     if summary.semantic is not None and summary.semantic.error is not None:
         from hermes_workspace.logs import get_logger
 
