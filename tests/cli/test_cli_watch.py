@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from hermes_workspace import Workspace
 from hermes_workspace.entrypoints.cli import main
 
 pytest.importorskip("watchfiles")
@@ -64,6 +65,9 @@ def test_watch_prints_a_line_per_batch_and_exits_0_on_a_stop_signal(home: Path, 
     root = home / "workspace"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nfirst text\n")
+    with Workspace.open(home) as ws:
+        ws.index()  # also creates the workspace's folders, which would be events of the watch's first run
+    (root / "a.md").write_text("# A\n\nchanged before the watch started\n")
     watch = WatchProcess("watch", "--debounce-ms", "50", "--workers", "1")
     first = watch.next_line(lambda d: d.get("event") == "batch")
     assert first["reason"] == "catch_up" and first["files_indexed"] == 1 and first["error"] is None

@@ -30,7 +30,7 @@ def eventually(check: Callable[[], bool], what: str) -> None:
 
 
 def paths_for(ws: Workspace, query: str) -> set[str]:
-    return {hit.path for hit in ws.search(query, all_roots=True, limit=50)}
+    return {str(hit.path) for hit in ws.search(query, all_roots=True, limit=50)}
 
 
 class Running:

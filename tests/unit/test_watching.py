@@ -305,3 +305,16 @@ def test_a_root_created_by_the_first_run_is_watched_from_then_on(tmp_path: Path)
     use_case.execute(threading.Event())
     assert len(feed.calls) == 2  # restarted once the folder existed
     assert [b.reason for b in batches] == ["catch_up", "changes"]
+
+
+def test_paths_no_root_covers_any_more_are_dropped_not_retried() -> None:
+    from hermes_workspace.domain.errors import UsageError
+
+    clock, runs = Clock(), Runs()
+    runs.fail = [UsageError("no root covers the path given")]
+    steps = [at(clock, 0.0, mod(ROOT / "a.md")), at(clock, 0.5), at(clock, 3.0), at(clock, 6.0)]
+    use_case, batches = watcher(clock, runs, steps)
+    summary = use_case.execute(threading.Event())
+    assert runs.changed == []
+    assert [(b.error or {}).get("code") for b in batches] == ["usage_error"]
+    assert (summary.failed_runs, summary.pending) == (1, 0)

@@ -26,6 +26,7 @@ from hermes_workspace.domain.errors import (
     ConfigError,
     IndexBusyError,
     StoreUnusableError,
+    UsageError,
     WorkspaceError,
 )
 from hermes_workspace.domain.exclusions import VERSION_CONTROL_NAMES, excluded_path
@@ -350,6 +351,11 @@ class WatchWorkspace:
             summary = self.index_changed(sorted(paths))
         except StoreUnusableError:
             raise
+        except UsageError as exc:
+            # The request itself cannot succeed (no root covers these paths any more): trying
+            # again would fail the same way.
+            self._failed(reason, len(paths), exc, started, retry=False)
+            return
         except WorkspaceError as exc:
             # Nothing lost: the paths wait for the next try, with the changes that come meanwhile.
             self._keep(paths)
@@ -392,7 +398,15 @@ class WatchWorkspace:
         if self._first_event is None and self._pending:
             self._first_event = self._last_event = self.clock()
 
-    def _failed(self, reason: BatchReason, paths: int, exc: WorkspaceError, started: float) -> None:
+    def _failed(self, reason: BatchReason, paths: int, exc: WorkspaceError, started: float, *,
+                retry: bool = True) -> None:
+        if not retry:
+            self._summary.failed_runs += 1
+            log.warning("watch run refused; its paths are dropped", reason=reason, paths=paths, code=exc.code,
+                        error=exc.message)
+            self.on_batch(WatchBatch(reason, paths, None, self.clock() - started, self.wall_clock(),
+                                     error=exc.to_json(), pending=len(self._pending)))
+            return
         if isinstance(exc, IndexBusyError):
             self._summary.busy_retries += 1
             log.info("index busy: another process writes it; trying again", reason=reason, paths=paths,

@@ -404,7 +404,8 @@ class Workspace:
                 )
             self._record_plugins()
             self._add_plugin_notes(summary)
-            self._container.index_mark().touch()  # knowledgebase.auto_index debounces on it
+            if changed is None:
+                self._container.index_mark().touch()  # knowledgebase.auto_index debounces on it
             return summary
 
     def _add_plugin_notes(self, summary: IndexSummary) -> None:
