@@ -372,6 +372,7 @@ class WatchWorkspace:
         # Whatever changed so far is covered by the walk.
         kept, self._pending = self._pending, {}
         self._first_event = self._last_event = None
+        self._settle = self.debounce_seconds
         started = self.clock()
         try:
             summary = self.index_all()
