@@ -1050,7 +1050,7 @@ def freshness_section(fr: dict[str, Any]) -> list[str]:
     return ["## Freshness", "", _meta_line("freshness", fr), "",
             (f"`hermes-workspace watch` on {fr['files']:,} synthetic markdown files"
              f"{' (a git repository: the switch is a real `git checkout`)' if fr.get('git') else ''}; "
-             "searches polled every 20 ms in another process. Standalone: `.venv/bin/python -m benchmarks.freshness`."),
+             "searches polled every 20 ms from the benchmark process (the watcher is a process of its own). Standalone: `.venv/bin/python -m benchmarks.freshness`."),
             "", _table(["measure", "value", "target / comparison"], rows, "lll"), ""]
 
 

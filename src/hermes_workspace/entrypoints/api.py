@@ -794,7 +794,7 @@ class Workspace:
             internal_dirs=self._container.internal_dirs(),
             config_stamp=lambda: _stat_stamp(config_file),
             debounce_seconds=debounce,
-            tick_seconds=min(0.25, debounce),
+            tick_seconds=min(0.1, debounce / 2),  # how late a quiet period is noticed
             reconcile_seconds=reconcile * 60 if reconcile else None,
             catch_up=catch_up,
             on_batch=on_batch or (lambda batch: None),
