@@ -1029,6 +1029,18 @@ def retrieve_budget_section(rb: dict[str, Any]) -> list[str]:
     ]
 
 
+def incremental_section(d: dict) -> list[str]:
+    """One changed file indexed by path against a whole no-op run (benchmarks/incremental.py)."""
+    changed, unchanged, noop = (d[k]["median_seconds"] for k in ("changed_path", "unchanged_path", "full_noop"))
+    return ["## Incremental (one changed file by path)", "",
+            _table(["workspace", "changed file by path", "unchanged file by path", "whole no-op index",
+                    "whole / changed", f"target < {d['target_seconds']} s"],
+                   [[f"{d['files']:,} files", f"{changed * 1000:.1f} ms", f"{unchanged * 1000:.1f} ms",
+                     f"{noop:.2f} s", f"{d['full_over_changed']:.0f}x", "met" if d["target_met"] else "missed"]],
+                   "lrrrrl"),
+            "", "Medians, in process on one open Workspace (no process start-up in either figure).", ""]
+
+
 def freshness_section(fr: dict[str, Any]) -> list[str]:
     """Section of ``freshness.json`` (benchmarks/freshness.py): figures, no pass/fail."""
     e, b, side = fr["edit_to_searchable"], fr["branch_switch"], fr["side_by_side"]
@@ -1110,6 +1122,9 @@ def write() -> Path:
         L += latency_section(lat)
     if sc:
         L += scaling_section(sc)
+    inc = load_result("incremental")
+    if inc and "failed" not in inc:
+        L += incremental_section(inc)
     fr = load_result("freshness")
     if fr and "edit_to_searchable" in fr:
         L += freshness_section(fr)

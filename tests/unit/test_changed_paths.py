@@ -240,3 +240,11 @@ def test_the_fake_source_places_changed_paths_like_the_real_one(source) -> None:
         ChangedScope(FLAT / "sub" / "x.md", None, "outside_roots"),
         ChangedScope(HOME, WS),  # a folder holding a root stands for the root
     ]
+
+
+def test_an_empty_list_of_paths_is_a_run_that_does_nothing(run, store) -> None:  # type: ignore[no-untyped-def]
+    before = dict(store.files)
+    summary = run()
+    assert counts(summary) == (0, 0, 0, 0, {})
+    assert summary.changed_paths == {"given": 0, "ignored": 0}
+    assert store.files == before
