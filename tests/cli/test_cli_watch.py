@@ -80,7 +80,8 @@ def test_watch_prints_a_line_per_batch_and_exits_0_on_a_stop_signal(home: Path, 
     assert code == 0, err
     assert "Traceback" not in err
     last = lines[-1]
-    assert last["event"] == "stopped" and last["stopped_by"] == "interrupt"
+    assert last["event"] == "stopped"
+    assert last["stopped_by"] == ("terminated" if signum == signal.SIGTERM else "interrupt")
     assert (last["batches"], last["files_indexed"], last["full_runs"]) == (2, 2, 1)
     assert last["roots"] == [str(root)]
     assert all(json.loads(json.dumps(line)) for line in lines)  # every stdout line is one JSON object

@@ -79,7 +79,8 @@ class WatchSummary:
     """What a watch did, from start to stop: runs by kind, files indexed and pruned over all
     runs, events ignored (outside the roots, the workspace's own files, secrets,
     version-control folders), times the index was busy, config reloads, the paths still
-    pending when it stopped, ``stopped_by`` (``stop``, ``interrupt``, ``feed_ended``) and wall
+    pending when it stopped, ``stopped_by`` (``stop``; ``interrupt``: Ctrl-C; ``terminated``: a
+    ``KeyboardInterrupt`` carrying a ``signum``, the CLI's SIGTERM/SIGHUP; ``feed_ended``) and wall
     time in seconds."""
 
     batches: int = 0
@@ -195,8 +196,9 @@ class WatchWorkspace:
         self._next_reconcile = started + self.reconcile_seconds if self.reconcile_seconds else None
         try:
             self._loop(stop)
-        except KeyboardInterrupt:
-            summary.stopped_by = "interrupt"
+        except KeyboardInterrupt as exc:
+            # The CLI raises a KeyboardInterrupt subclass carrying the signal for SIGTERM/SIGHUP.
+            summary.stopped_by = "terminated" if getattr(exc, "signum", None) else "interrupt"
         summary.pending = len(self._pending)
         summary.duration_seconds = self.clock() - started
         log.info("watch stopped", **{k: v for k, v in summary.to_json().items() if k not in ("event", "roots")})
