@@ -51,3 +51,41 @@ def test_mcp_watch_keeps_the_index_fresh_while_serving(home: Path) -> None:
     first, hits = anyio.run(body)
     assert first.structured_content["hits"][0]["path"] == str(docs / "old.md")
     assert [hit["path"] for hit in hits] == [str(docs / "new.md")]
+
+
+class _FakeWorkspace:
+    def __init__(self, fail: Exception | None = None) -> None:
+        self.fail = fail
+        self.closed = False
+
+    def __enter__(self) -> _FakeWorkspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.closed = True
+
+    def watch(self, *, stop: Any) -> str:
+        if self.fail is not None:
+            raise self.fail
+        while not stop.is_set():
+            time.sleep(0.01)
+        return "summary"
+
+
+def test_background_watch_stops_with_the_server_and_reports_a_fatal_error(capsys: pytest.CaptureFixture[str]
+                                                                           ) -> None:
+    from hermes_workspace.domain.errors import StoreUnusableError
+    from hermes_workspace.entrypoints.mcp_server import BackgroundWatch
+
+    workspace = _FakeWorkspace()
+    watcher = BackgroundWatch(lambda: workspace)
+    watcher.start()
+    watcher.stop()
+    assert (watcher.summary, watcher.error, workspace.closed) == ("summary", None, True)
+
+    failing = BackgroundWatch(lambda: _FakeWorkspace(StoreUnusableError("database or disk is full")))
+    failing.start()
+    failing.stop()
+    assert failing.error is not None and failing.error.code == "store_error"
+    err = capsys.readouterr().err
+    assert '"code": "store_error"' in err and "disk is full" in err

@@ -43,6 +43,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -772,6 +773,12 @@ def transport_security(host: str, port: int) -> Any:
     )
 
 
+def _open_workspace(home: str | os.PathLike[str] | None) -> Any:
+    from hermes_workspace.entrypoints.api import Workspace
+
+    return Workspace.open(home)
+
+
 def open_pool(home: str | os.PathLike[str] | None) -> tuple[WorkspacePool, Path]:
     """A :class:`WorkspacePool` over the workspace of ``home`` and that workspace's log file.
     Opens one workspace at once, so that a bad home or config fails before serving."""
@@ -818,7 +825,7 @@ def serve(
             raise UsageError(f"--port must be 0..65535, got {port}")
     with contextlib.nullcontext(None) if http else _claim_stdout(restore=not keep_stdout_claimed) as wire:
         pool, log_file = open_pool(home)
-        watcher = BackgroundWatch(home) if watch else None
+        watcher = BackgroundWatch(partial(_open_workspace, home)) if watch else None
         try:
             if watcher is not None:
                 watcher.start()
@@ -849,8 +856,10 @@ class BackgroundWatch:
     """How long :meth:`stop` waits for a run in progress to end; after that the thread is left
     (a daemon: it ends with the process, SQLite rolling back its open transaction)."""
 
-    def __init__(self, home: str | os.PathLike[str] | None) -> None:
-        self._home = home
+    def __init__(self, opener: Callable[[], Any]) -> None:
+        """``opener()``: a new Workspace of the served workspace (opened as the tool calls'
+        are), used by the watch thread alone."""
+        self._opener = opener
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hermes-watch", daemon=True)
         self.summary: Any = None
@@ -866,12 +875,11 @@ class BackgroundWatch:
         self._thread.join(timeout=self.JOIN_SECONDS)
 
     def _run(self) -> None:
-        from hermes_workspace.entrypoints.api import Workspace
         from hermes_workspace.logs import get_logger
 
         log = get_logger("hermes_workspace.mcp")
         try:
-            with Workspace.open(self._home) as workspace:
+            with self._opener() as workspace:
                 self.summary = workspace.watch(stop=self._stop)
         except WorkspaceError as exc:
             self.error = exc
