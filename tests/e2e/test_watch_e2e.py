@@ -145,3 +145,19 @@ def test_a_watch_started_after_edits_catches_up_first(home: Path) -> None:
         assert paths_for(ws, "takahe tuatara") == {str(root / "a.md"), str(root / "b.md")}
         assert paths_for(ws, "kakapo") == set()
     running.end()
+
+
+def test_a_root_added_while_watching_is_indexed_and_watched(watching: tuple[Path, Running], home: Path,
+                                                            tmp_path: Path) -> None:
+    _, running = watching
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "first.md").write_text("# First\n\nthe kiwi was here before\n")
+    with Workspace.open(home) as ws:
+        ws.add_root(extra, recursive=True)  # config.yaml changes
+        running.wait_for("roots_changed")
+        assert paths_for(ws, "kiwi") == {str(extra / "first.md")}
+        (extra / "later.md").write_text("# Later\n\nthe kea came later\n")
+        eventually(lambda: paths_for(ws, "kea") == {str(extra / "later.md")}, "a file of the new root is found")
+    summary = running.end()
+    assert summary.config_reloads == 1 and str(extra) in summary.roots
