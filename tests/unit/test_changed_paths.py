@@ -248,3 +248,44 @@ def test_an_empty_list_of_paths_is_a_run_that_does_nothing(run, store) -> None: 
     assert counts(summary) == (0, 0, 0, 0, {})
     assert summary.changed_paths == {"given": 0, "ignored": 0}
     assert store.files == before
+
+
+AMBIGUOUS = "она уже спит\n"  # reads as cleanly in cp1251 and KOI8-R (tests/unit/test_sibling_encodings.py)
+CLEAR = ["мы пошли домой вечером\n", "я люблю читать книги\n", "как дела у тебя и у меня\n"]
+
+
+def test_an_ambiguous_changed_file_takes_the_encoding_of_its_nearest_folder_without_a_scan() -> None:
+    from hermes_workspace.adapters.charset_decoder import CharsetDecoder
+
+    source = InMemoryFileSource()
+    for i, text in enumerate(CLEAR):
+        source.write(WS / "win" / f"w{i}.txt", text.encode("cp1251"))  # the root's majority
+    for i, text in enumerate(CLEAR[:2]):
+        source.write(WS / "koi" / f"k{i}.txt", text.encode("koi8_r"))
+    store = ScanRefusingStore()
+    use_case = make(source, store)
+    use_case.decoder = CharsetDecoder()
+    assert use_case.execute(RecordingProgressSink()).files_indexed == 5
+    source.write(WS / "koi" / "new.txt", AMBIGUOUS.encode("koi8_r"))
+    source.write(WS / "other" / "deep" / "new.txt", AMBIGUOUS.encode("cp1251"))
+    store.refuse_scans = True
+    summary = use_case.execute(RecordingProgressSink(), changed=[WS / "koi" / "new.txt", WS / "other"])
+    assert (summary.files_indexed, summary.files_errored) == (2, 0)
+    assert store.get_file(WS / "koi" / "new.txt").encoding == "koi8_r"  # its folder, not the root's majority
+    assert store.get_file(WS / "other" / "deep" / "new.txt").encoding == "cp1251"  # no folder on the way: the root
+
+
+def test_the_embedding_pass_after_a_changed_path_run_embeds_only_the_new_chunks(source) -> None:  # type: ignore[no-untyped-def]
+    from hermes_workspace.adapters.memory import HashEmbedder, InMemoryVectorIndex
+    from hermes_workspace.application.embedding import EmbedChunks
+
+    store = ScanRefusingStore()
+    vectors = InMemoryVectorIndex(store)
+    use_case = make(source, store)
+    use_case.embedding = EmbedChunks(embedder=HashEmbedder(), open_vectors=lambda: vectors)
+    first = use_case.execute(RecordingProgressSink())
+    assert first.semantic is not None and first.semantic.embedded == 5  # the workspace's five files
+    source.write(WS / "docs" / "a.md", "alpha notes entirely new words\n")
+    summary = use_case.execute(RecordingProgressSink(), changed=[WS / "docs" / "a.md"])
+    assert summary.semantic is not None
+    assert (summary.semantic.embedded, summary.semantic.reused, summary.semantic.pending) == (1, 0, 0)

@@ -145,3 +145,15 @@ def test_only_the_folders_of_the_changed_path_are_looked_at(base: Path, monkeypa
     assert [str(i.path.relative_to(base)) for i in items if isinstance(i, SourceFile)] == ["gitroot/sub/deep/d.md"]
     list(source.discover_paths(roots(base), [base / "gitroot" / "sub" / "deep"]))
     assert listed == [str(base / "gitroot" / "sub" / "deep")]  # a changed folder is listed, and what is below
+
+
+def test_a_changed_folder_is_walked_whole_beside_a_sibling_sharing_its_prefix(base: Path) -> None:
+    (base / "gitroot" / "sub-x").mkdir()
+    (base / "gitroot" / "sub-x" / "s.md").write_text("s\n")
+    source = FilesystemSource(max_file_bytes=1000)
+    sub = base / "gitroot" / "sub"
+    items = list(source.discover_paths(roots(base), [sub, base / "gitroot" / "sub-x", sub / "deep" / "d.md"]))
+    whole = list(source.discover(roots(base)))
+    assert comparable([i for i in items if not isinstance(i, ChangedScope)]) == (
+        expected_for(whole, sub) | expected_for(whole, base / "gitroot" / "sub-x"))
+    assert "gitroot/sub/keep.tmp" in {str(i.path.relative_to(base)) for i in items if isinstance(i, SourceFile)}

@@ -31,7 +31,10 @@ Behaviour, in short (the docstring of :class:`FilesystemSource` has the details)
 - ignored directories are pruned (never listed), so ``node_modules/`` costs one match, not a walk;
 - an ignore file that cannot be read, or has invalid lines, yields a :class:`DiscoveryProblem` and
   the walk goes on (a nested one without its rules; the root's with the built-in defaults);
-- entries are visited in name order (code point order), depth first, so runs are reproducible.
+- entries are visited in name order (code point order), depth first, so runs are reproducible;
+- changed paths (:meth:`FilesystemSource.discover_paths`, a watcher's run) go through the same
+  walk, guided down to each path through its ancestor folders without listing them, so a path is
+  judged exactly as the whole walk judges it at the cost of its depth.
 """
 
 from __future__ import annotations
@@ -305,34 +308,15 @@ class FilesystemSource:
         folder: its whole subtree, with the rules inherited from its ancestors). A path that no
         longer exists yields nothing but its scope. Never raises for one bad path."""
         places = self._places(roots)
-        internal = places.internal_paths
         wanted: list[set[str]] = [set() for _ in roots]
         for given in paths:
-            text = os.path.normpath(os.fspath(given))
-            forms = [text]
-            try:
-                resolved = os.path.join(os.path.realpath(os.path.dirname(text)), os.path.basename(text))
-            except OSError:
-                resolved = text
-            if resolved != text:
-                forms.append(resolved)
-            if any(form == d or form.startswith(d.rstrip(os.sep) + os.sep) for form in forms for d in internal):
-                yield ChangedScope(Path(given), None, "workspace_internal")
-                continue
-            covered = False
-            for index, (root_real, root) in enumerate(places.roots):
-                rel = _place(forms, root_real, os.path.normpath(root.path))
-                if rel is None:
-                    continue
-                if os.path.basename(rel) in IGNORE_FILE_PRECEDENCE:
-                    rel = os.path.dirname(rel)
-                if not root.recursive and os.sep in rel:
-                    continue
-                covered = True
+            placed, category = _placed(os.path.normpath(os.fspath(given)), places)
+            for index, rel in placed:
                 wanted[index].add(rel)
+                root_real = places.roots[index][0]
                 yield ChangedScope(Path(given), Path(os.path.join(root_real, rel)) if rel else Path(root_real))
-            if not covered:
-                yield ChangedScope(Path(given), None, "outside_roots")
+            if category is not None:
+                yield ChangedScope(Path(given), None, category)
         for (root_real, root), rels in zip(places.roots, wanted, strict=True):
             if rels:
                 yield from self._discover_root(root, places, _guide(root_real, rels))
@@ -622,11 +606,9 @@ def _guide(root_real: str, rels: Iterable[str]) -> _Guide | None:
     whose whole walk needs no guide); a path under another one in ``rels`` adds nothing."""
     if "" in rels:
         return None
-    kept: list[str] = []
-    for rel in sorted(rels):
-        if kept and (rel == kept[-1] or rel.startswith(kept[-1] + os.sep)):
-            continue
-        kept.append(rel)
+    wanted = set(rels)
+    # A path under another one is walked with it (and the other must stay unguided: walked whole).
+    kept = [rel for rel in wanted if not any(rel.startswith(other + os.sep) for other in _ancestors(rel, wanted))]
     guide: dict[str, set[str]] = {}
     for rel in kept:
         parts = rel.split(os.sep)
@@ -635,6 +617,48 @@ def _guide(root_real: str, rels: Iterable[str]) -> _Guide | None:
             guide.setdefault(folder, set()).add(part)
             folder = os.path.join(folder, part)
     return {folder: sorted(names) for folder, names in guide.items()}
+
+
+def _ancestors(rel: str, among: set[str]) -> Iterator[str]:
+    """The folders above the relative path ``rel`` that are in ``among``."""
+    parent = os.path.dirname(rel)
+    while parent:
+        if parent in among:
+            yield parent
+        parent = os.path.dirname(parent)
+
+
+def _placed(text: str, places: _Places) -> tuple[list[tuple[int, str]], ExclusionCategory | None]:
+    """Where the changed path ``text`` (absolute, normalised) is walked: ``(root index, path
+    relative to the root)`` per root covering it (an ignore file stands for its folder), or no
+    place and why (``workspace_internal``, ``outside_roots``). Tried as spelled, then, only if no
+    root covers that spelling, with its folder resolved (one ``realpath``: a path given through a
+    link to a root)."""
+    forms = [text]
+    for attempt in range(2):
+        if attempt:
+            try:
+                resolved = os.path.join(os.path.realpath(os.path.dirname(text)), os.path.basename(text))
+            except OSError:
+                break
+            if resolved == text:
+                break
+            forms = [resolved]
+        if any(form == d or form.startswith(d.rstrip(os.sep) + os.sep) for form in forms for d in places.internal_paths):
+            return [], "workspace_internal"
+        placed: list[tuple[int, str]] = []
+        for index, (root_real, root) in enumerate(places.roots):
+            rel = _place(forms, root_real, os.path.normpath(root.path))
+            if rel is None:
+                continue
+            if os.path.basename(rel) in IGNORE_FILE_PRECEDENCE:
+                rel = os.path.dirname(rel)
+            if not root.recursive and os.sep in rel:
+                continue  # deeper than a non-recursive root walks
+            placed.append((index, rel))
+        if placed:
+            return placed, None
+    return [], "outside_roots"
 
 
 def _place(forms: Sequence[str], root_real: str, root_text: str) -> str | None:
