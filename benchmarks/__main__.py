@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--quick|--full] [--only quality,semantic,workspace_qa,speed,latency,scaling,incremental] [--report-only]``
+"""``python -m benchmarks [--quick|--full] [--only quality,semantic,workspace_qa,speed,latency,scaling,incremental,freshness] [--report-only]``
 
 Runs the chosen parts in order, each writing ``benchmarks/results/<part>.json``, then rebuilds
 ``benchmarks/results/REPORT.md`` and the plots from whatever result files exist. A part that fails
@@ -15,7 +15,8 @@ import traceback
 
 from benchmarks import common
 
-PARTS = ("quality", "semantic", "workspace_qa", "speed", "latency", "scaling", "scoping", "incremental")
+PARTS = ("quality", "semantic", "workspace_qa", "speed", "latency", "scaling", "scoping", "incremental",
+         "freshness")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1061,6 +1061,31 @@ def incremental_section(d: dict) -> list[str]:
             "", "Medians, in process on one open Workspace (no process start-up in either figure).", ""]
 
 
+def freshness_section(fr: dict[str, Any]) -> list[str]:
+    """Section of ``freshness.json`` (benchmarks/freshness.py): figures, no pass/fail."""
+    e, b, side = fr["edit_to_searchable"], fr["branch_switch"], fr["side_by_side"]
+
+    def secs(value: Any) -> str:
+        return "–" if value is None else f"{value:.3f} s"
+
+    idle = fr.get("idle_cpu_percent")
+    ratio = side.get("full_over_changed_path_ratio")
+    rows = [
+        ["edit -> searchable, p50 / p95", f"{secs(e['p50_s'])} / {secs(e['p95_s'])}", "< 1 s"],
+        [f"{b['files']}-file branch switch -> all searchable", secs(b["searchable_s"]), "< 10 s"],
+        [f"watcher idle CPU over {fr['idle_seconds']:.0f} s", "–" if idle is None else f"{idle:.2f}% of one core",
+         "< 1%"],
+        ["changed-path run (one file), p50", secs(side.get("changed_path_run_p50_s")), ""],
+        ["full no-change run (what a watcher without changed-path runs pays per change)",
+         secs(side.get("full_no_change_run_s")), "" if ratio is None else f"{ratio:.0f}x the changed-path run"],
+    ]
+    return ["## Freshness", "", _meta_line("freshness", fr), "",
+            (f"`hermes-workspace watch` on {fr['files']:,} synthetic markdown files"
+             f"{' (a git repository: the switch is a real `git checkout`)' if fr.get('git') else ''}; "
+             "searches polled every 20 ms from the benchmark process (the watcher is a process of its own). Standalone: `.venv/bin/python -m benchmarks.freshness`."),
+            "", _table(["measure", "value", "target / comparison"], rows, "lll"), ""]
+
+
 def write() -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     q, s, lat, sc = (load_result(n) for n in ("quality", "speed", "latency", "scaling"))
@@ -1123,6 +1148,9 @@ def write() -> Path:
     inc = load_result("incremental")
     if inc and "failed" not in inc:
         L += incremental_section(inc)
+    fr = load_result("freshness")
+    if fr and "edit_to_searchable" in fr:
+        L += freshness_section(fr)
     path = RESULTS_DIR / "REPORT.md"
     path.write_text("\n".join(L).rstrip() + "\n", encoding="utf-8")
     return path

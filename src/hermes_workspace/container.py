@@ -139,6 +139,11 @@ def _index_dir(config: WorkspaceConfig, home: Path, project_dir: Path | None = N
     return project_dir if project_dir is not None else config.primary_path(home) / c.INDEX_DIRNAME
 
 
+INDEX_MARK_FILENAME = "last_index.mark"
+"""In the index folder: its modification time is when this workspace's index was last brought up
+to date (a full run, an automatic one, or a running watch), for ``knowledgebase.auto_index``."""
+
+
 def _internal_dirs(index_dir: Path, home: Path) -> list[Path]:
     """The workspace's own folders, never indexed even under a root that holds them: the index,
     the logs (queries and paths) and the derived model files."""
@@ -696,6 +701,15 @@ class Container(containers.DeclarativeContainer):
         lazy("hermes_workspace.application.verification:ReadSpan"), store=search_store, source=file_source, decoder=decoder, result_sets=result_sets,
         counter=token_counter, default_budget=config.provided.injection.read_max_tokens, conversions=conversions,
     )
+    # Freshness (issue 12): file events for `watch`, and the mark of this workspace's last index
+    # run that `knowledgebase.auto_index` debounces on (a file in the index folder: shared by
+    # every process using the index).
+    change_feed = providers.Singleton(lazy("hermes_workspace.adapters.watchfiles_watcher:WatchfilesChangeFeed"))
+    index_mark = providers.Singleton(
+        lazy("hermes_workspace.adapters.file_time_mark:FileTimeMark"),
+        path=providers.Callable(lambda d: d / INDEX_MARK_FILENAME, index_dir),
+    )
+    internal_dirs = providers.Callable(_internal_dirs, index_dir, home)
     list_roots = providers.Factory(lazy("hermes_workspace.application.roots:ListRoots"), config=config_repository, home=home)
     add_root = providers.Factory(lazy("hermes_workspace.application.roots:AddRoot"), config=config_repository, home=home)
     remove_root = providers.Factory(lazy("hermes_workspace.application.roots:RemoveRoot"), config=config_repository, home=home)

@@ -31,8 +31,12 @@ from hermes_workspace.domain.errors import ConfigError
         ({"knowlegebase": {"roots": []}}, "unknown section knowlegebase", "Did you mean knowledgebase?"),
         ({"knowledgebase": {"max_file_mb": 50}}, "knowledgebase.max_file_mb is not a setting of this version",
          "knowledgebase.indexing.max_file_mb"),
-        ({"knowledgebase": {"auto_index": True}}, "knowledgebase.auto_index is not a setting of this version",
-         "Remove it"),
+        ({"knowledgebase": {"watch_for_changes": True}},
+         "knowledgebase.watch_for_changes is not a setting of this version", "hermes-workspace watch"),
+        ({"knowledgebase": {"watch": {"debounse_ms": 100}}}, "unknown setting knowledgebase.watch.debounse_ms",
+         "Did you mean knowledgebase.watch.debounce_ms?"),
+        ({"knowledgebase": {"auto_index": {"debounce": 5}}}, "unknown setting knowledgebase.auto_index.debounce",
+         "Did you mean knowledgebase.auto_index.debounce_seconds?"),
     ],
 )
 def test_unknown_keys_are_errors_with_a_suggestion(data: dict, message: str, hint: str) -> None:

@@ -110,5 +110,5 @@ def test_a_misspelled_section_name_is_an_error() -> None:
         WorkspaceConfig.from_dict({"knowledgebase": {"embeder": {"provider": "onnx"}}})
     assert raised.value.hint.startswith("Did you mean knowledgebase.embedder?")
     # Keys of the spec that this version does not read are errors that say so, not silence.
-    with pytest.raises(ConfigError, match="knowledgebase.auto_index is not a setting of this version"):
-        WorkspaceConfig.from_dict({"knowledgebase": {"retrieval_mode": "gated", "auto_index": True}})
+    with pytest.raises(ConfigError, match="knowledgebase.watch_for_changes is not a setting of this version"):
+        WorkspaceConfig.from_dict({"knowledgebase": {"retrieval_mode": "gated", "watch_for_changes": True}})

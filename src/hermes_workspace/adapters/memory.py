@@ -42,6 +42,7 @@ from hermes_workspace.domain.model import (
     ConvertedDocument,
     DiscoveryProblem,
     ExcludedPath,
+    FileChange,
     FileRecord,
     ResultSet,
     Root,
@@ -880,3 +881,43 @@ class WhitespaceTokenCounter:
     def count(self, text: str) -> int:
         """Runs of non-whitespace characters in ``text``."""
         return len(text.split())
+
+
+class ScriptedChangeFeed:
+    """A :class:`~hermes_workspace.domain.ports.ChangeFeed` that plays a script: each step is a
+    batch (a list of :class:`FileChange`; an empty list is a timeout tick) or a callable
+    returning one (it may advance a test's clock, edit files, set the stop signal or raise).
+    The script runs on across restarts (:meth:`batches` called again after the roots changed);
+    when it is played out the feed ends, as a real one does only when stopped. ``calls``
+    records the roots of every :meth:`batches` call; ``timeouts`` the timeout each asked for."""
+
+    def __init__(self, steps: Iterable[list[FileChange] | Callable[[], list[FileChange]]]) -> None:
+        self._steps = iter(steps)
+        self.calls: list[list[Root]] = []
+        self.timeouts: list[float] = []
+
+    def batches(self, roots: Sequence[Root], stop: Any, *, timeout_seconds: float) -> Iterator[list[FileChange]]:
+        self.calls.append(list(roots))
+        self.timeouts.append(timeout_seconds)
+        for step in self._steps:
+            if stop.is_set():
+                return
+            yield list(step() if callable(step) else step)
+
+
+class InMemoryTimeMark:
+    """A :class:`~hermes_workspace.domain.ports.TimeMark` on ``clock`` (seconds; default
+    ``time.time``); ``touches`` counts the times it was set."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._at: float | None = None
+        self.touches = 0
+
+    def age_seconds(self) -> float | None:
+        return None if self._at is None else max(0.0, self._clock() - self._at)
+
+    def touch(self) -> bool:
+        self._at = self._clock()
+        self.touches += 1
+        return True

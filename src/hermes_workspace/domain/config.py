@@ -288,6 +288,53 @@ class StorageConfig:
     min_free_disk: int = DEFAULT_MIN_FREE_DISK
 
 
+DEFAULT_WATCH_DEBOUNCE_MS = 300
+"""``knowledgebase.watch.debounce_ms``: the quiet time after the last file event before the
+watcher indexes what changed. An editor's save is one event or a few within milliseconds, so
+the change is searchable about this long after it; a burst whose events keep coming less than
+this apart (a ``git checkout``, a build writing files) is one batch. Seed 002 uses 2 s; the
+issue asks for changes searchable within 1 s."""
+
+DEFAULT_RECONCILE_MINUTES = 10.0
+"""``knowledgebase.watch.reconcile_minutes``: a full index run (stat only for unchanged files)
+this often while watching, the safety net for events the operating system dropped (an
+overflowed inotify queue, a network drive, a folder mounted over). A stat walk of 10,000
+unchanged files took 2.5 s on 2 shared cores (benchmarks/freshness.py), so every ten minutes
+costs about 0.4% of one core; 0 turns it off."""
+
+MAX_WATCH_DEBOUNCE_MS = 60_000
+MAX_RECONCILE_MINUTES = 7 * 24 * 60.0
+
+DEFAULT_AUTO_INDEX_DEBOUNCE_SECONDS = 30.0
+"""``knowledgebase.auto_index.debounce_seconds``: the least time between two automatic index runs
+before a search of one workspace (seed 001: 30 s). ``auto_index`` is on by default, as seed 001
+has it: an agent that edits files and searches again must find what it wrote. The cost, a stat
+walk (2.5 s per 10,000 unchanged files on 2 shared cores), falls on at most one search per
+debounce period, never on searches while a watch runs (it keeps the mark fresh)."""
+
+MAX_AUTO_INDEX_DEBOUNCE_SECONDS = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class WatchConfig:
+    """``knowledgebase.watch``: ``debounce_ms`` (:data:`DEFAULT_WATCH_DEBOUNCE_MS`, 1..60000)
+    and ``reconcile_minutes`` (:data:`DEFAULT_RECONCILE_MINUTES`, 0 = never, up to a week)."""
+
+    debounce_ms: int = DEFAULT_WATCH_DEBOUNCE_MS
+    reconcile_minutes: float = DEFAULT_RECONCILE_MINUTES
+
+
+@dataclass(frozen=True, slots=True)
+class AutoIndexConfig:
+    """``knowledgebase.auto_index`` (seed 001): before a search or retrieve, index what changed
+    when ``enabled`` and at least ``debounce_seconds`` passed since this workspace's last index
+    run (any process's). Written ``auto_index: true|false`` or as a mapping
+    ``{enabled, debounce_seconds}``."""
+
+    enabled: bool = True
+    debounce_seconds: float = DEFAULT_AUTO_INDEX_DEBOUNCE_SECONDS
+
+
 @dataclass(frozen=True, slots=True)
 class WorkspaceConfig:
     """The validated configuration.
@@ -312,6 +359,8 @@ class WorkspaceConfig:
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     handles: HandlesConfig = field(default_factory=HandlesConfig)
     storage: StorageConfig = field(default_factory=StorageConfig)
+    watch: WatchConfig = field(default_factory=WatchConfig)
+    auto_index: AutoIndexConfig = field(default_factory=AutoIndexConfig)
     chunkers: ChunkerRoutes = field(default_factory=ChunkerRoutes)
     store: str = DEFAULT_STORE
     source: str = DEFAULT_SOURCE
@@ -455,6 +504,8 @@ class WorkspaceConfig:
             injection=_injection(_section(kb, "injection", prefix="knowledgebase.")),
             handles=_handles(_section(kb, "handles", prefix="knowledgebase.")),
             storage=_storage(_section(kb, "storage", prefix="knowledgebase.")),
+            watch=_watch(_section(kb, "watch", prefix="knowledgebase.")),
+            auto_index=_auto_index(kb.get("auto_index")),
             converters=_converters(_section(kb, "converters", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
@@ -552,12 +603,14 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path", "name"}),
     "knowledgebase": frozenset(
         {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
-         "handles", "chunkers", "store", "source", "plugins", "converters", "storage"}
+         "handles", "chunkers", "store", "source", "plugins", "converters", "storage", "watch", "auto_index"}
     ),
     "knowledgebase.storage": frozenset({"max_size", "min_free_disk"}),
     "knowledgebase.store": frozenset({"provider"}),
     "knowledgebase.source": frozenset({"provider"}),
     "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
+    "knowledgebase.watch": frozenset({"debounce_ms", "reconcile_minutes"}),
+    "knowledgebase.auto_index": frozenset({"enabled", "debounce_seconds"}),
     "knowledgebase.roots[]": frozenset({"path", "recursive", "name"}),
     "knowledgebase.chunking": frozenset({"chunk_size", "overlap", "threshold"}),
     "knowledgebase.indexing": frozenset({"max_file_mb"}),
@@ -578,8 +631,8 @@ _NOT_IN_THIS_VERSION = {
     "knowledgebase.retriever.fused_top_k": "the reranker reorders knowledgebase.reranker.top_n fused hits",
     "knowledgebase.retriever.final_top_k": "the number of hits returned is knowledgebase.search.default_limit",
     "knowledgebase.max_file_mb": "this version reads knowledgebase.indexing.max_file_mb",
-    "knowledgebase.auto_index": "this version indexes when `hermes-workspace index` runs",
-    "knowledgebase.watch_for_changes": "this version indexes when `hermes-workspace index` runs",
+    "knowledgebase.watch_for_changes": ("run `hermes-workspace watch` (or `hermes-workspace mcp --watch`) to keep "
+                                        "the index fresh; knowledgebase.watch holds its settings"),
     "knowledgebase.chunking.tokenizer": "chunk sizes are counted in words",
 }
 """Keys of the specifications (seed 000, seed 001) that this version does not read, with what to
@@ -726,6 +779,40 @@ def _storage(data: Mapping[str, Any]) -> StorageConfig:
         # YAML 1.1 reads a bare `off`/`no` as false: it can only mean "no limit".
         values[key] = default if raw is None else 0 if raw is False else parse_size(raw, p + key)
     return StorageConfig(**values)
+
+
+def _watch(data: Mapping[str, Any]) -> WatchConfig:
+    p = "knowledgebase.watch."
+    _check_keys(data, "knowledgebase.watch")
+    debounce_ms = _int(data, "debounce_ms", DEFAULT_WATCH_DEBOUNCE_MS, p + "debounce_ms")
+    reconcile = _number(data, "reconcile_minutes", DEFAULT_RECONCILE_MINUTES, p + "reconcile_minutes")
+    if not 1 <= debounce_ms <= MAX_WATCH_DEBOUNCE_MS:
+        raise ConfigError(f"{p}debounce_ms must be >= 1 and <= {MAX_WATCH_DEBOUNCE_MS}, got {debounce_ms}",
+                          hint=f"It is the quiet time in milliseconds after the last file event; the default is "
+                          f"{DEFAULT_WATCH_DEBOUNCE_MS}.")
+    if not 0 <= reconcile <= MAX_RECONCILE_MINUTES:
+        raise ConfigError(f"{p}reconcile_minutes must be >= 0 and <= {MAX_RECONCILE_MINUTES:g}, got {reconcile}",
+                          hint=f"0 turns the periodic full run off; the default is {DEFAULT_RECONCILE_MINUTES:g}.")
+    return WatchConfig(debounce_ms=debounce_ms, reconcile_minutes=float(reconcile))
+
+
+def _auto_index(value: Any) -> AutoIndexConfig:
+    """``knowledgebase.auto_index``: ``true``/``false`` (seed 001's form) or a mapping."""
+    p = "knowledgebase.auto_index"
+    if value is None:
+        return AutoIndexConfig()
+    if isinstance(value, bool):
+        return AutoIndexConfig(enabled=value)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{p} must be true, false or a mapping, got {_kind(value)}",
+                          hint="e.g. auto_index: {enabled: true, debounce_seconds: 30}")
+    _check_keys(value, p)
+    enabled = _bool(value, "enabled", True, p + ".enabled")
+    debounce = _number(value, "debounce_seconds", DEFAULT_AUTO_INDEX_DEBOUNCE_SECONDS, p + ".debounce_seconds")
+    if not 0 <= debounce <= MAX_AUTO_INDEX_DEBOUNCE_SECONDS:
+        raise ConfigError(f"{p}.debounce_seconds must be >= 0 and <= {MAX_AUTO_INDEX_DEBOUNCE_SECONDS:g}, "
+                          f"got {debounce}", hint="The default is 30 (seed 001).")
+    return AutoIndexConfig(enabled=enabled, debounce_seconds=float(debounce))
 
 
 def _reranker(data: Mapping[str, Any]) -> RerankerConfig:

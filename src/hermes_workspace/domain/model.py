@@ -668,3 +668,19 @@ class StoreStatus:
             "skipped_last_run": dict(sorted(self.skipped.items())),
             "stale_estimate": self.stale_estimate,
         }
+
+
+ChangeKind = Literal["added", "modified", "deleted"]
+"""What happened to a path, as a file watcher reports it. A rename is a ``deleted`` of the old
+path and an ``added`` of the new one (OS event APIs report it so, or as two unrelated events)."""
+
+CHANGE_KINDS: tuple[ChangeKind, ...] = ("added", "modified", "deleted")
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file-system event: ``path`` (absolute, as the watcher saw it; a file or a folder, which
+    may no longer exist) and its ``kind`` (:data:`ChangeKind`)."""
+
+    path: Path
+    kind: ChangeKind

@@ -20,6 +20,7 @@ from hermes_workspace.domain.model import (
     ConvertedDocument,
     DiscoveryProblem,
     ExcludedPath,
+    FileChange,
     FileRecord,
     ResultSet,
     Root,
@@ -591,4 +592,52 @@ class ResultSetStore(Protocol):
             HandleExpiredError: it expired or was evicted.
             StoreError: the database failed.
         """
+        ...
+
+
+@runtime_checkable
+class StopSignal(Protocol):
+    """Something a long-running loop polls to know it must end (``threading.Event`` is one)."""
+
+    def is_set(self) -> bool:
+        """True once the loop must end."""
+        ...
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """File-system change events under roots, in batches (a file watcher). No library type
+    crosses this port: events are :class:`~hermes_workspace.domain.model.FileChange`."""
+
+    def batches(
+        self, roots: Sequence[Root], stop: StopSignal, *, timeout_seconds: float
+    ) -> Iterator[list[FileChange]]:
+        """Watch ``roots`` (a recursive root with its sub-folders, another only the entries
+        directly in it) and yield the changes seen, a batch at a time, each batch grouped by the
+        feed's own short debounce. An empty batch is yielded when ``timeout_seconds`` pass
+        without a change, so that the caller can do its periodic work between events. Ends
+        soon (within about ``timeout_seconds``) after ``stop.is_set()`` becomes true, or when
+        the caller closes the iterator. A root that does not exist (or is not a folder) is left
+        out; when none is left, only the empty timeout batches come. The first batch (possibly
+        empty) comes once the watches are set up: a change after it is reported.
+
+        Raises:
+            WorkspaceError: the operating system refuses to watch (e.g. the inotify watch limit
+                is reached); the message names the limit and the hint how to raise it.
+        """
+        ...
+
+
+@runtime_checkable
+class TimeMark(Protocol):
+    """A point in time remembered across processes (the last index run of a workspace, for
+    ``knowledgebase.auto_index``'s debounce)."""
+
+    def age_seconds(self) -> float | None:
+        """Seconds since the mark was last set (never negative), ``None`` when it never was or
+        cannot be read."""
+        ...
+
+    def touch(self) -> bool:
+        """Set the mark to now; False when it cannot be written (read-only folder). Never raises."""
         ...

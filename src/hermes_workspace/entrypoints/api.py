@@ -11,7 +11,9 @@
 Any adapter can be replaced when opening, by its provider name in the container
 (``store``, ``search_store``, ``chunker``, ``fallback_chunker``, ``decoder``, ``file_source``,
 ``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``,
-``token_counter``, ``result_sets``, ``plugin_registry``: the installed plugins), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
+``token_counter``, ``result_sets``, ``plugin_registry``: the installed plugins, ``change_feed``: the
+file events of :meth:`Workspace.watch`, ``index_mark``: the time of the last index run that
+``knowledgebase.auto_index`` debounces on), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
 ``search_store`` unless that is given too, and keeps result sets (handles) in memory unless
 ``result_sets`` is given too.
@@ -50,6 +52,7 @@ from hermes_workspace.registry import PluginListing, plugin_listing
 
 if TYPE_CHECKING:
     from hermes_workspace.adapters.memory import InMemoryResultSets
+    from hermes_workspace.application.watching import WatchBatch, WatchSummary
     from hermes_workspace.application.verification import ReadResult
     from hermes_workspace.domain.packing import RetrievePack
 
@@ -75,6 +78,8 @@ REPLACEABLE = (
     "token_counter",
     "result_sets",
     "plugin_registry",
+    "change_feed",
+    "index_mark",
 )
 
 
@@ -189,6 +194,16 @@ def _scoping(roots: object, all_roots: object, cwd: object) -> dict[str, Any]:
     if isinstance(cwd, str) and not cwd.strip():
         raise UsageError("cwd is empty", hint="Give a folder (e.g. os.getcwd()), or None for every root.")
     return {"roots": _root_names(roots), "all_roots": all_roots, "cwd": cwd}
+
+
+def _stat_stamp(path: Path) -> tuple[int, int, int] | None:
+    """``(inode, mtime_ns, size)`` of ``path``, ``None`` when missing: changes when it is edited
+    or replaced."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
 
 
 def _names(expected: type | tuple[type, ...]) -> str:
@@ -417,6 +432,8 @@ class Workspace:
                 )
             self._record_plugins()
             self._add_plugin_notes(summary)
+            if changed is None:
+                self._container.index_mark().touch()  # knowledgebase.auto_index debounces on it
             return summary
 
     def _add_plugin_notes(self, summary: IndexSummary) -> None:
@@ -527,6 +544,7 @@ class Workspace:
             raise UsageError(f"limit must be a whole number or None, got {_shown(limit)}")
         _check_type("limit", limit, (int, type(None)))
         _check_type("offset", offset, int)
+        self._auto_index()
         return self._container.paged_search().execute(
             query, path=os.fspath(path) if path is not None else None, glob=glob, limit=limit, mode=mode,
             offset=offset, **_scoping(roots, all_roots, cwd),
@@ -575,6 +593,7 @@ class Workspace:
             raise UsageError(f"unknown search mode {mode!r}", hint=f"Use one of: {', '.join(SEARCH_MODES)}.")
         _check_type("budget", budget, (int, type(None)))
         _check_type("max_chunks", max_chunks, (int, type(None)))
+        self._auto_index()
         return self._container.retrieve_context().execute(
             query, budget=budget, path=os.fspath(path) if path is not None else None, glob=glob, mode=mode,
             max_chunks=max_chunks, **_scoping(roots, all_roots, cwd),
@@ -656,6 +675,7 @@ class Workspace:
         if mode == "gated" and not looks_workspace_relevant(message):
             return ""
         query = enrich_query(message, recent_messages)
+        self._auto_index()
         try:
             pack = self._container.retrieve_context().execute(query, require_keyword_match=mode == "gated")
         except IndexNotFoundError:
@@ -709,6 +729,113 @@ class Workspace:
                 hint=f"{action} takes: {', '.join(accepted) or 'no arguments'}.",
             ) from None
         return _result_json(method(**kwargs))
+
+    # -- freshness (issue 12): auto_index, watch ---------------------------------------------------
+
+    def _auto_index(self) -> IndexSummary | None:
+        """``knowledgebase.auto_index``: a catch-up run before a search when this workspace's
+        debounce has passed (see :mod:`hermes_workspace.application.auto_index`). Never before
+        the first index (building one can take minutes: that is ``index``'s job), never on an
+        index folder this process cannot write, never waiting for another writer."""
+        config = self._container.config()
+        if not config.auto_index.enabled:
+            return None
+        if not self._container.store.overridden:
+            index_path = self.index_path
+            if not index_path.exists() or not os.access(index_path.parent, os.W_OK) \
+                    or not os.access(index_path, os.W_OK):
+                return None
+        from hermes_workspace.application.auto_index import AutoIndex
+
+        return AutoIndex(mark=self._container.index_mark(), index=lambda: self.index(workers=1),
+                         enabled=True, debounce_seconds=config.auto_index.debounce_seconds).execute()
+
+    def watch(
+        self,
+        *,
+        stop: Any = None,
+        on_batch: Callable[[WatchBatch], object] | None = None,
+        catch_up: bool = True,
+        debounce_ms: int | None = None,
+        reconcile_minutes: float | None = None,
+        workers: int | None = None,
+    ) -> WatchSummary:
+        """Keep the index fresh until ``stop.is_set()`` (a ``threading.Event`` or anything with
+        ``is_set()``; ``None``: until ``KeyboardInterrupt``, which ends the watch as ``stop``
+        does) and return a :class:`WatchSummary` of the whole watch.
+
+        First a full run (``catch_up``; stat only for unchanged files) so that edits made before
+        the watch are in; then, per burst of file events, a run of the changed paths only
+        (deleted and renamed files included; a changed ignore file re-walks its folder), and a
+        full run every ``reconcile_minutes`` (default ``knowledgebase.watch.reconcile_minutes``,
+        10; 0: never). ``debounce_ms``: quiet time closing a batch (default
+        ``knowledgebase.watch.debounce_ms``, 300). ``on_batch(batch)`` is called in this thread
+        after every run (a :class:`WatchBatch`; ``batch.error`` when the run could not be done,
+        e.g. ``index_busy``: another process writes the index; its paths are tried again).
+        Editing config.yaml's roots restarts the watch on the new roots. ``workers``: as for
+        :meth:`index`.
+
+        Raises:
+            UsageError: a bad argument.
+            MissingExtraError: watchfiles (the ``workspace`` extra) is not installed.
+            ConfigError: the config is invalid at the start.
+            StoreError: the index cannot be written (disk full, read-only): the watch stops.
+            WorkspaceError: the operating system refuses to watch (code ``watch_limit``).
+        """
+        from hermes_workspace.application.watching import WatchWorkspace
+
+        _check_type("catch_up", catch_up, bool)
+        _check_type("debounce_ms", debounce_ms, (int, type(None)))
+        _check_type("reconcile_minutes", reconcile_minutes, (int, float, type(None)))
+        _check_type("workers", workers, (int, type(None)))
+        if debounce_ms is not None and not 1 <= debounce_ms <= 60_000:
+            raise UsageError(f"debounce_ms must be >= 1 and <= 60000, got {debounce_ms}")
+        if reconcile_minutes is not None and not 0 <= reconcile_minutes <= 7 * 24 * 60:
+            raise UsageError(f"reconcile_minutes must be >= 0 and <= 10080 (a week), got {reconcile_minutes}")
+        if stop is not None and not callable(getattr(stop, "is_set", None)):
+            raise UsageError(f"stop must have is_set() (a threading.Event), got {type(stop).__name__}")
+        if on_batch is not None and not callable(on_batch):
+            raise UsageError(f"on_batch must be callable, got {type(on_batch).__name__}")
+        import threading
+        import time
+
+        config = self._container.config()
+        debounce = (debounce_ms if debounce_ms is not None else config.watch.debounce_ms) / 1000
+        reconcile = reconcile_minutes if reconcile_minutes is not None else config.watch.reconcile_minutes
+        feed = self._container.change_feed()
+        mark = self._container.index_mark()
+        config_file = self.home / "config.yaml"
+        touched = [0.0]
+
+        def heartbeat() -> None:
+            # A running watch keeps the index fresh: searches need not index before they run.
+            now = time.monotonic()
+            if now - touched[0] >= 5.0:
+                touched[0] = now
+                mark.touch()
+
+        use_case = WatchWorkspace(
+            feed=feed,
+            roots=self._indexed_roots,
+            index_changed=lambda paths: self.index(paths=paths, workers=1),
+            index_all=lambda: self.index(workers=workers),
+            internal_dirs=self._container.internal_dirs(),
+            config_stamp=lambda: _stat_stamp(config_file),
+            debounce_seconds=debounce,
+            tick_seconds=min(0.1, debounce / 2),  # how late a quiet period is noticed
+            reconcile_seconds=reconcile * 60 if reconcile else None,
+            catch_up=catch_up,
+            on_batch=on_batch or (lambda batch: None),
+            heartbeat=heartbeat,
+        )
+        return use_case.execute(stop if stop is not None else threading.Event())
+
+    def _indexed_roots(self) -> list[Root]:
+        """The roots an index run walks, config read anew: the primary workspace (unless
+        ``workspace.enabled`` is false) and the added roots."""
+        config = self._container.config()
+        roots = config.all_roots(self.home)
+        return roots if config.enabled else [r for r in roots if not r.primary]
 
     def status(self) -> StoreStatus:
         """Files, chunks, bytes on disk, the last run's exclusions and skipped files by reason,

@@ -210,6 +210,72 @@ def index_command(
     return _Output(summary.to_json(), lambda con: _human_summary(con, summary))
 
 
+@app.command(name="watch")
+def watch_command(
+    *, workers: int | None = None, debounce_ms: int | None = None, reconcile_minutes: float | None = None,
+    catch_up: bool = True,
+) -> _Output:
+    """Keep the index fresh while files change, until Ctrl-C or SIGTERM (then exit 0).
+
+    First a full index run (stat only for unchanged files), then, per burst of file events, a
+    run of the changed paths only; a full run every few minutes as a safety net. Prints one JSON
+    line per run on stdout ({"event": "batch", "reason", "paths", "pending", "error", ...the index
+    summary}), and a last line {"event": "stopped", ...} with the totals. Another process
+    writing the index is waited for (the paths are kept); an index that cannot be written
+    ends the watch (exit 74).
+
+    Parameters
+    ----------
+    workers
+        Processes for the full runs, as for index; changed paths are indexed in this process.
+    debounce_ms
+        Quiet time after the last event before indexing (default knowledgebase.watch.debounce_ms, 300).
+    reconcile_minutes
+        Minutes between full runs (default knowledgebase.watch.reconcile_minutes, 10; 0: never).
+    catch_up
+        Start with a full run (--no-catch-up: only changes from now on).
+    """
+    from hermes_workspace.container import auto_index_workers, index_workers
+
+    if workers is None:
+        workers = index_workers(default=auto_index_workers())
+    out = _result_stream()
+
+    def report(batch: Any) -> None:
+        if _options.human:
+            _human_console().print(_safe(_batch_line(batch)), markup=False)
+        else:
+            out.write(escape_json_surrogates(json.dumps(batch.to_json(), ensure_ascii=False)) + "\n")
+            out.flush()
+
+    with _workspace() as ws:
+        summary = ws.watch(on_batch=report, catch_up=catch_up, debounce_ms=debounce_ms,
+                           reconcile_minutes=reconcile_minutes, workers=workers)
+    data = summary.to_json()
+    return _Output(data, lambda con: con.print(_safe(_stopped_line(summary)), markup=False),
+                   raw=escape_json_surrogates(json.dumps(data, ensure_ascii=False)))
+
+
+def _batch_line(batch: Any) -> str:
+    import time
+
+    when = time.strftime("%H:%M:%S", time.localtime(batch.at))
+    what = batch.reason.replace("_", " ")
+    if batch.paths:
+        what += f" ({batch.paths} path{'s' if batch.paths != 1 else ''})"
+    if batch.error is not None:
+        return f"{when} {what}: not indexed: {batch.error['message']}; {batch.pending} paths kept for a retry"
+    summary = batch.summary
+    return (f"{when} {what}: {summary.files_indexed} indexed, {summary.files_pruned} removed, "
+            f"{summary.files_errored} errors in {batch.seconds:.2f}s")
+
+
+def _stopped_line(summary: Any) -> str:
+    pending = f", {summary.pending} changed paths not indexed yet" if summary.pending else ""
+    return (f"Stopped after {summary.duration_seconds:.0f}s: {summary.batches} runs, {summary.files_indexed} files "
+            f"indexed, {summary.files_pruned} removed, {summary.files_errored} errors{pending}")
+
+
 @app.command(name="search")
 def search_command(
     *query: str,
@@ -528,7 +594,8 @@ def _human_doctor(console: Any, report: Any) -> None:
 
 @app.command(name="mcp")
 def mcp_command(
-    *, http: bool = False, host: str | None = None, port: int | None = None, allow_write: bool = False
+    *, http: bool = False, host: str | None = None, port: int | None = None, allow_write: bool = False,
+    watch: bool = False,
 ) -> int:
     """Serve the workspace to AI agents over the Model Context Protocol (needs the mcp extra).
 
@@ -547,6 +614,9 @@ def mcp_command(
         use is a usage error (exit 2).
     allow_write
         Also serve the tools that change the index (index, delete). Files are never changed.
+    watch
+        Keep the index fresh while the server runs, as `watch` does, on a thread of the server
+        (runs are logged to the log file; tool calls never wait for it).
 
     Errors of this command, from startup to SIGTERM, go to stderr (one JSON line, or the
     --human message): stdout carries the protocol only.
@@ -561,7 +631,7 @@ def mcp_command(
                              hint="Add --http to serve streamable HTTP, or leave them out for stdio.")
     return serve(_options.home, config=_options.config, http=http, host=host or "127.0.0.1",
                  port=DEFAULT_PORT if port is None else port, allow_write=allow_write,
-                 keep_stdout_claimed=_options.owns_stdout)
+                 keep_stdout_claimed=_options.owns_stdout, watch=watch)
 
 
 def _storage_line(storage: dict[str, Any]) -> str:

@@ -43,6 +43,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -774,6 +775,16 @@ def transport_security(host: str, port: int) -> Any:
     )
 
 
+def _open_workspace(
+    home: str | os.PathLike[str] | None,
+    config: str | os.PathLike[str] | None = None,
+    cwd: str | None = None,
+) -> Any:
+    from hermes_workspace.entrypoints.api import Workspace
+
+    return Workspace.open(home, config=config, cwd=cwd)
+
+
 def open_pool(
     home: str | os.PathLike[str] | None,
     config: str | os.PathLike[str] | None = None,
@@ -788,7 +799,7 @@ def open_pool(
     source = first.config_source
     stamp = workspace_stamp(first.home, first.index_path, source.path if source.project else None)
     log_file = first.log_file
-    pool = WorkspacePool(lambda: Workspace.open(home, config=config, cwd=cwd), stamp)
+    pool = WorkspacePool(partial(_open_workspace, home, config, cwd), stamp)
     first.close()
     return pool, log_file
 
@@ -802,6 +813,7 @@ def serve(
     port: int = DEFAULT_PORT,
     allow_write: bool = False,
     keep_stdout_claimed: bool = False,
+    watch: bool = False,
 ) -> int:
     """Run the server until stdin ends (stdio) or the process is stopped (HTTP); returns 0.
     ``keep_stdout_claimed``: the process ends with the server (the CLI), so stdout stays diverted
@@ -810,6 +822,8 @@ def serve(
     port, the one taken is announced on stderr). ``search`` and ``retrieve`` scope from the
     process's working directory at start (:func:`build_server`'s ``cwd``), which also chooses the
     config file when ``config`` is not given (the nearest project file, see ``Workspace.open``).
+    ``watch``: keep the index fresh meanwhile (:class:`BackgroundWatch`, ``Workspace.watch`` on a
+    thread of its own, with its own Workspace and connections; tool calls never wait for it).
 
     Raises:
         MissingExtraError: the ``mcp`` extra is not installed.
@@ -826,7 +840,10 @@ def serve(
     with contextlib.nullcontext(None) if http else _claim_stdout(restore=not keep_stdout_claimed) as wire:
         cwd = _server_cwd()
         pool, log_file = open_pool(home, config, cwd)
+        watcher = BackgroundWatch(partial(_open_workspace, home, config, cwd)) if watch else None
         try:
+            if watcher is not None:
+                watcher.start()
             server = build_server(pool, allow_write=allow_write, log_file=log_file, cwd=cwd)
             if http:
                 listener = bind_listener(host, port)
@@ -836,8 +853,59 @@ def serve(
         finally:
             if listener is not None:
                 listener.close()
+            if watcher is not None:
+                watcher.stop()
             pool.close()
     return 0
+
+
+class BackgroundWatch:
+    """``Workspace.watch`` on a daemon thread of the server process (``mcp --watch``), on a
+    Workspace of its own: its SQLite connections are opened and used by that thread only, and
+    the index's single writer is this thread (searches read through WAL and never wait for it).
+    Each run is logged (``watch batch``, in the log file); an error that ends the watch (the
+    index cannot be written, the OS refuses to watch) is logged and written to stderr as one
+    JSON line, and the server goes on serving. :meth:`stop` ends it when the server exits."""
+
+    JOIN_SECONDS = 10.0
+    """How long :meth:`stop` waits for a run in progress to end; after that the thread is left
+    (a daemon: it ends with the process, SQLite rolling back its open transaction)."""
+
+    def __init__(self, opener: Callable[[], Any]) -> None:
+        """``opener()``: a new Workspace of the served workspace (opened as the tool calls'
+        are), used by the watch thread alone."""
+        self._opener = opener
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hermes-watch", daemon=True)
+        self.summary: Any = None
+        self.error: WorkspaceError | None = None
+
+    def start(self) -> None:
+        """Start watching."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the watch to end and wait for it (at most :attr:`JOIN_SECONDS`)."""
+        self._stop.set()
+        self._thread.join(timeout=self.JOIN_SECONDS)
+
+    def _run(self) -> None:
+        from hermes_workspace.logs import get_logger
+
+        log = get_logger("hermes_workspace.mcp")
+        try:
+            with self._opener() as workspace:
+                self.summary = workspace.watch(stop=self._stop)
+        except WorkspaceError as exc:
+            self.error = exc
+            log.error("the watch stopped; the server goes on without it", code=exc.code, error=exc.message,
+                      hint=exc.hint)
+            with contextlib.suppress(Exception):
+                sys.stderr.write(escape_json_surrogates(json.dumps({"error": exc.to_json()}, ensure_ascii=False))
+                                 + "\n")
+                sys.stderr.flush()
+        except Exception as exc:  # a bug: the server goes on
+            log.error("the watch failed", exc_info=exc)
 
 
 def bind_listener(host: str, port: int) -> socket.socket:

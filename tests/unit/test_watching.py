@@ -1,0 +1,320 @@
+"""The watch use case (issue 12) with a scripted change feed and an injected clock."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.application.watching import WatchBatch, WatchWorkspace
+from hermes_workspace.domain.errors import ConfigError, IndexBusyError, StoreUnusableError
+from hermes_workspace.domain.model import FileChange, IndexSummary, Root
+from hermes_workspace.testing import ScriptedChangeFeed
+
+ROOT = Path("/w/notes")
+FLAT = Path("/w/flat")
+INDEX = ROOT / ".index"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Runs:
+    """Records the index runs; ``fail`` holds errors to raise at the next runs, in order."""
+
+    def __init__(self) -> None:
+        self.changed: list[list[Path]] = []
+        self.full = 0
+        self.fail: list[Exception] = []
+
+    def index_changed(self, paths: list[Path]) -> IndexSummary:
+        if self.fail:
+            raise self.fail.pop(0)
+        self.changed.append(list(paths))
+        return IndexSummary(files_indexed=len(paths))
+
+    def index_all(self) -> IndexSummary:
+        if self.fail:
+            raise self.fail.pop(0)
+        self.full += 1
+        return IndexSummary(files_indexed=0)
+
+
+def at(clock: Clock, seconds: float, *changes: FileChange):
+    """A script step: the clock moves to ``seconds`` after the start, then ``changes`` arrive."""
+
+    def step() -> list[FileChange]:
+        clock.now = 1000.0 + seconds
+        return list(changes)
+
+    return step
+
+
+def mod(path: Path | str) -> FileChange:
+    return FileChange(Path(path), "modified")
+
+
+def watcher(clock: Clock, runs: Runs, steps, **options) -> tuple[WatchWorkspace, list[WatchBatch]]:
+    batches: list[WatchBatch] = []
+    options.setdefault("catch_up", False)
+    options.setdefault("reconcile_seconds", None)
+    use_case = WatchWorkspace(
+        feed=options.pop("feed", None) or ScriptedChangeFeed(steps),
+        roots=options.pop("roots", lambda: [Root(ROOT, recursive=True, primary=True), Root(FLAT, recursive=False)]),
+        index_changed=runs.index_changed,
+        index_all=runs.index_all,
+        internal_dirs=[INDEX],
+        debounce_seconds=0.3,
+        clock=clock,
+        wall_clock=clock,
+        on_batch=batches.append,
+        **options,
+    )
+    return use_case, batches
+
+
+def test_a_burst_of_events_less_than_the_debounce_apart_is_one_batch() -> None:
+    clock, runs = Clock(), Runs()
+    steps = [at(clock, 0.0, mod(ROOT / "a.md"), mod(ROOT / "b.md")),
+             at(clock, 0.2, mod(ROOT / "c.md")),
+             at(clock, 0.4, mod(ROOT / "a.md"), FileChange(ROOT / "d.md", "deleted")),
+             at(clock, 0.6),  # 0.2 s of quiet: not yet
+             at(clock, 0.8),  # 0.4 s: the batch goes
+             at(clock, 5.0)]
+    use_case, batches = watcher(clock, runs, steps)
+    summary = use_case.execute(threading.Event())
+    assert runs.changed == [[ROOT / "a.md", ROOT / "b.md", ROOT / "c.md", ROOT / "d.md"]]
+    assert [(b.reason, b.paths, b.pending) for b in batches] == [("changes", 4, 0)]
+    assert (summary.batches, summary.paths_changed, summary.files_indexed, summary.stopped_by) == (1, 4, 4, "feed_ended")
+
+
+def test_a_file_written_without_pause_is_indexed_after_max_batch_seconds() -> None:
+    clock, runs = Clock(), Runs()
+    steps = [at(clock, t / 10, mod(ROOT / "log.md")) for t in range(0, 121)]  # every 0.1 s for 12 s
+    use_case, _ = watcher(clock, runs, steps, max_batch_seconds=5.0)
+    use_case.execute(threading.Event())
+    assert runs.changed[0] == [ROOT / "log.md"]
+    assert len(runs.changed) == 2  # at 5 s and at 10 s, none waiting for the end of the stream
+
+
+def test_events_outside_roots_and_in_the_workspaces_own_folders_are_dropped() -> None:
+    clock, runs = Clock(), Runs()
+    kept = [ROOT / "docs" / "deep" / "x.md", FLAT / "top.md", ROOT / "gone", FLAT]
+    dropped = [
+        Path("/elsewhere/a.md"),           # outside every root
+        FLAT / "sub" / "b.md",             # below a non-recursive root
+        INDEX / "workspace.sqlite-wal",    # the index's own writes
+        ROOT / ".git" / "objects" / "ab",  # a repository's database
+        ROOT / "repo" / ".git" / "refs" / "heads" / "main",
+        ROOT / ".env",                     # a secret
+        ROOT / "keys" / "server.pem",
+        ROOT / "photo.png",                # never indexed: binary suffix
+    ]
+    changes = [mod(p) for p in kept[:2]] + [FileChange(kept[2], "deleted"), FileChange(kept[3], "modified")]
+    steps = [at(clock, 0.0, *changes, *(mod(p) for p in dropped)), at(clock, 1.0)]
+    use_case, _ = watcher(clock, runs, steps)
+    summary = use_case.execute(threading.Event())
+    assert runs.changed == [sorted(kept)]
+    assert summary.events_ignored == len(dropped)
+
+
+def test_only_ignored_events_start_no_run() -> None:
+    clock, runs = Clock(), Runs()
+    steps = [at(clock, 0.0, mod(INDEX / "workspace.sqlite")), at(clock, 2.0), at(clock, 4.0)]
+    use_case, batches = watcher(clock, runs, steps)
+    use_case.execute(threading.Event())
+    assert runs.changed == [] and batches == []
+
+
+def test_a_git_checkout_waits_for_quiet_after_head_changes() -> None:
+    clock, runs = Clock(), Runs()
+    steps = [at(clock, 0.0, mod(ROOT / ".git" / "HEAD"), mod(ROOT / "a.py")),
+             at(clock, 0.5),               # quiet for 0.5 s: enough for an edit, not for a checkout
+             at(clock, 0.7, *(mod(ROOT / f"f{i}.py") for i in range(500))),
+             at(clock, 1.2),
+             at(clock, 1.8),               # 1.1 s of quiet: the checkout is over
+             at(clock, 3.0, mod(ROOT / "b.py")),
+             at(clock, 3.4)]               # an ordinary edit again: the 0.3 s debounce
+    use_case, batches = watcher(clock, runs, steps, vcs_settle_seconds=1.0)
+    use_case.execute(threading.Event())
+    assert [len(paths) for paths in runs.changed] == [501, 1]
+    assert batches[0].to_json()["paths"] == 501
+
+
+def test_a_busy_index_keeps_the_paths_and_tries_again_later() -> None:
+    clock, runs = Clock(), Runs()
+    runs.fail = [IndexBusyError("another index run is in progress")]
+    steps = [at(clock, 0.0, mod(ROOT / "a.md")),
+             at(clock, 0.5),                         # runs: busy
+             at(clock, 1.0, mod(ROOT / "b.md")),     # a new change meanwhile
+             at(clock, 1.5),                         # too early to retry (2 s)
+             at(clock, 2.6),                         # retried, with both paths
+             at(clock, 4.0)]
+    use_case, batches = watcher(clock, runs, steps, retry_seconds=2.0)
+    summary = use_case.execute(threading.Event())
+    assert runs.changed == [[ROOT / "a.md", ROOT / "b.md"]]
+    assert [(b.reason, b.paths, b.pending, (b.error or {}).get("code")) for b in batches] == [
+        ("changes", 1, 1, "index_busy"), ("retry", 2, 0, None)]
+    assert batches[0].to_json()["error"]["code"] == "index_busy"
+    assert (summary.busy_retries, summary.pending) == (1, 0)
+
+
+def test_a_busy_catch_up_is_retried_as_a_full_run() -> None:
+    clock, runs = Clock(), Runs()
+    runs.fail = [IndexBusyError("busy")]
+    steps = [at(clock, 1.0), at(clock, 2.5), at(clock, 3.0)]
+    use_case, batches = watcher(clock, runs, steps, catch_up=True, retry_seconds=2.0)
+    use_case.execute(threading.Event())
+    assert runs.full == 1
+    assert [(b.reason, b.summary is None) for b in batches] == [("catch_up", True), ("catch_up", False)]
+
+
+def test_reconciliation_runs_every_reconcile_seconds() -> None:
+    clock, runs = Clock(), Runs()
+    steps = [at(clock, t) for t in (0, 30, 59, 61, 90, 119, 125, 150)]
+    use_case, batches = watcher(clock, runs, steps, catch_up=True, reconcile_seconds=60.0)
+    use_case.execute(threading.Event())
+    # catch-up at 0, then 60 s after each full run: at 61 and at 125 (61 + 60 = 121)
+    assert [b.reason for b in batches] == ["catch_up", "reconcile", "reconcile"]
+    assert runs.full == 3
+
+
+def test_the_index_becoming_unwritable_stops_the_watch_with_its_error() -> None:
+    clock, runs = Clock(), Runs()
+    runs.fail = [StoreUnusableError("database or disk is full")]
+    steps = [at(clock, 0.0, mod(ROOT / "a.md")), at(clock, 1.0), at(clock, 2.0)]
+    use_case, _ = watcher(clock, runs, steps)
+    with pytest.raises(StoreUnusableError) as raised:
+        use_case.execute(threading.Event())
+    assert raised.value.exit_code == 74
+
+
+def test_other_failures_keep_the_paths_and_the_watch_going() -> None:
+    clock, runs = Clock(), Runs()
+    runs.fail = [ConfigError("knowledgebase.chunking.chunk_size must be > 0")]
+    steps = [at(clock, 0.0, mod(ROOT / "a.md")), at(clock, 0.5), at(clock, 3.0), at(clock, 4.0)]
+    use_case, batches = watcher(clock, runs, steps)
+    summary = use_case.execute(threading.Event())
+    assert runs.changed == [[ROOT / "a.md"]]
+    assert [(b.error or {}).get("code") for b in batches] == ["config_invalid", None]
+    assert summary.failed_runs == 1
+
+
+def test_changed_roots_restart_the_feed_on_the_new_roots_with_a_full_run() -> None:
+    clock, runs = Clock(), Runs()
+    config = {"stamp": 1, "roots": [Root(ROOT, recursive=True, primary=True)]}
+    new_root = Root(Path("/w/new"), recursive=True)
+
+    def edit_config() -> list[FileChange]:
+        clock.now = 1005.0
+        config["stamp"] = 2
+        config["roots"] = [Root(ROOT, recursive=True, primary=True), new_root]
+        return []
+
+    feed = ScriptedChangeFeed([at(clock, 2.0), edit_config, at(clock, 6.0),  # the new feed: a full run
+                               at(clock, 6.5, mod(new_root.path / "n.md")), at(clock, 7.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, roots=lambda: list(config["roots"]),
+                                config_stamp=lambda: config["stamp"])
+    summary = use_case.execute(threading.Event())
+    assert [r.path for r in feed.calls[0]] == [ROOT]
+    assert [r.path for r in feed.calls[1]] == [ROOT, new_root.path]
+    assert [b.reason for b in batches] == ["roots_changed", "changes"]
+    assert runs.changed == [[new_root.path / "n.md"]]
+    assert summary.config_reloads == 1 and summary.roots == [str(ROOT), str(new_root.path)]
+
+
+def test_an_invalid_config_edit_keeps_the_roots() -> None:
+    clock, runs = Clock(), Runs()
+    calls = {"n": 0, "stamp": 1}
+
+    def roots() -> list[Root]:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise ConfigError("config.yaml: bad YAML")
+        return [Root(ROOT, recursive=True, primary=True)]
+
+    def edit() -> list[FileChange]:
+        clock.now = 1003.0
+        calls["stamp"] = 2
+        return []
+
+    feed = ScriptedChangeFeed([edit, at(clock, 4.0, mod(ROOT / "a.md")), at(clock, 5.0)])
+    use_case, _ = watcher(clock, runs, [], feed=feed, roots=roots, config_stamp=lambda: calls["stamp"])
+    use_case.execute(threading.Event())
+    assert len(feed.calls) == 1 and runs.changed == [[ROOT / "a.md"]]
+
+
+def test_stop_ends_the_watch_and_interrupt_reports_what_is_pending() -> None:
+    clock, runs = Clock(), Runs()
+    stop = threading.Event()
+
+    def stop_now() -> list[FileChange]:
+        stop.set()
+        return []
+
+    use_case, _ = watcher(clock, runs, [stop_now, at(clock, 9.0, mod(ROOT / "never.md"))])
+    assert use_case.execute(stop).stopped_by == "stop"
+
+    def interrupt() -> list[FileChange]:
+        raise KeyboardInterrupt
+
+    use_case, _ = watcher(clock, Runs(), [at(clock, 0.0, mod(ROOT / "a.md")), interrupt])
+    summary = use_case.execute(threading.Event())
+    assert (summary.stopped_by, summary.pending) == ("interrupt", 1)
+
+
+def test_the_catch_up_run_starts_once_the_feed_watches() -> None:
+    clock, runs, order = Clock(), Runs(), []
+    full = runs.index_all
+
+    def index_all() -> IndexSummary:
+        order.append("full run")
+        return full()
+
+    runs.index_all = index_all  # type: ignore[method-assign]
+
+    def first() -> list[FileChange]:
+        order.append("feed watching")
+        return []
+
+    use_case, batches = watcher(clock, runs, [first, at(clock, 1.0)], catch_up=True)
+    use_case.execute(threading.Event())
+    assert order == ["feed watching", "full run"]
+    assert [b.reason for b in batches] == ["catch_up"]
+
+
+def test_a_root_created_by_the_first_run_is_watched_from_then_on(tmp_path: Path) -> None:
+    clock, runs = Clock(), Runs()
+    primary = tmp_path / "workspace"  # created by the first index run, as the layout does
+    full = runs.index_all
+
+    def index_all() -> IndexSummary:
+        primary.mkdir(exist_ok=True)
+        return full()
+
+    runs.index_all = index_all  # type: ignore[method-assign]
+    feed = ScriptedChangeFeed([at(clock, 0.0), at(clock, 1.0), at(clock, 1.5, mod(primary / "a.md")), at(clock, 2.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, catch_up=True,
+                                roots=lambda: [Root(primary, recursive=True, primary=True)])
+    use_case.execute(threading.Event())
+    assert len(feed.calls) == 2  # restarted once the folder existed
+    assert [b.reason for b in batches] == ["catch_up", "changes"]
+
+
+def test_paths_no_root_covers_any_more_are_dropped_not_retried() -> None:
+    from hermes_workspace.domain.errors import UsageError
+
+    clock, runs = Clock(), Runs()
+    runs.fail = [UsageError("no root covers the path given")]
+    steps = [at(clock, 0.0, mod(ROOT / "a.md")), at(clock, 0.5), at(clock, 3.0), at(clock, 6.0)]
+    use_case, batches = watcher(clock, runs, steps)
+    summary = use_case.execute(threading.Event())
+    assert runs.changed == []
+    assert [(b.error or {}).get("code") for b in batches] == ["usage_error"]
+    assert (summary.failed_runs, summary.pending) == (1, 0)
