@@ -36,7 +36,7 @@ def paths_for(ws: Workspace, query: str) -> set[str]:
 class Running:
     """A watch on its own thread; its batches on a queue."""
 
-    def __init__(self, home: Path, **options: object) -> None:
+    def __init__(self, home: Path, open_options: dict[str, object] | None = None, **options: object) -> None:
         self.stop = threading.Event()
         self.batches: queue.Queue = queue.Queue()
         self.seen: list = []
@@ -49,7 +49,7 @@ class Running:
 
         def run() -> None:
             try:
-                with Workspace.open(home) as ws:
+                with Workspace.open(home, **(open_options or {})) as ws:
                     self.summary = ws.watch(stop=self.stop, on_batch=on_batch, **options)
             except BaseException as exc:  # noqa: BLE001 - checked by the test
                 self.error = exc
@@ -159,5 +159,26 @@ def test_a_root_added_while_watching_is_indexed_and_watched(watching: tuple[Path
         assert paths_for(ws, "kiwi") == {str(extra / "first.md")}
         (extra / "later.md").write_text("# Later\n\nthe kea came later\n")
         eventually(lambda: paths_for(ws, "kea") == {str(extra / "later.md")}, "a file of the new root is found")
+    summary = running.end()
+    assert summary.config_reloads == 1 and str(extra) in summary.roots
+
+
+def test_roots_added_to_a_project_file_while_watching_are_indexed(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "readme.md").write_text("# Project\n\nthe weta lives here\n")
+    config = project / ".hermes-workspace.yaml"
+    config.write_text("workspace:\n  name: project\n")
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "notes.md").write_text("# Notes\n\nthe kiwi was here before\n")
+    running = Running(home, open_options={"cwd": project}, debounce_ms=50, reconcile_minutes=0)
+    running.wait_for("catch_up")
+    with Workspace.open(home, cwd=project) as ws:
+        assert paths_for(ws, "weta") == {str(project / "readme.md")}
+        config.write_text(f"workspace:\n  name: project\nknowledgebase:\n  roots:\n    - path: {extra}\n"
+                          "      recursive: true\n")
+        running.wait_for("roots_changed")
+        assert paths_for(ws, "kiwi") == {str(extra / "notes.md")}
     summary = running.end()
     assert summary.config_reloads == 1 and str(extra) in summary.roots

@@ -804,7 +804,8 @@ class Workspace:
         reconcile = reconcile_minutes if reconcile_minutes is not None else config.watch.reconcile_minutes
         feed = self._container.change_feed()
         mark = self._container.index_mark()
-        config_file = self.home / "config.yaml"
+        # A project file holds the roots; the home config the rest: an edit of either counts.
+        config_files = {self.home / "config.yaml", Path(self.config_source.path)}
         touched = [0.0]
 
         def heartbeat() -> None:
@@ -820,7 +821,7 @@ class Workspace:
             index_changed=lambda paths: self.index(paths=paths, workers=1),
             index_all=lambda: self.index(workers=workers),
             internal_dirs=self._container.internal_dirs(),
-            config_stamp=lambda: _stat_stamp(config_file),
+            config_stamp=lambda: tuple(_stat_stamp(f) for f in sorted(config_files)),
             debounce_seconds=debounce,
             tick_seconds=min(0.1, debounce / 2),  # how late a quiet period is noticed
             reconcile_seconds=reconcile * 60 if reconcile else None,
