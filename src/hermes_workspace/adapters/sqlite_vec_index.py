@@ -8,7 +8,8 @@ Schema (created by the writer, next to the store's tables, in one transaction)::
     vectors(id INTEGER PRIMARY KEY,
             key TEXT NOT NULL UNIQUE,        -- embedding_key() of the embedded text
             vector BLOB NOT NULL)            -- float32, unit length
-    meta: 'vector_schema_version', 'vector_signature', 'vector_dimensions'  -- rows of the store's meta
+    meta: 'vector_schema_version', 'vector_signature', 'vector_dimensions', 'vector_input_version'
+          -- rows of the store's meta
 
 Chunks point at vectors by integer id, not by key: the search joins every attached chunk to its
 vector, and that join by a 64-character key was more than half of a 100k-vector search
@@ -54,7 +55,14 @@ from hermes_workspace.adapters.sqlite_common import (
 from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.paths import from_storage
-from hermes_workspace.domain.semantic import EmbeddingJob, Vector, VectorStatus, embedding_input, embedding_key
+from hermes_workspace.domain.semantic import (
+    EMBEDDING_INPUT_VERSION,
+    EmbeddingJob,
+    Vector,
+    VectorStatus,
+    chunk_embedding_input,
+    embedding_key,
+)
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteVecIndex"]
 
@@ -71,6 +79,21 @@ _VERSION_KEY = "vector_schema_version"
 _SIGNATURE_KEY = "vector_signature"
 _DIMENSIONS_KEY = "vector_dimensions"
 _ERROR_KEY = "vector_last_error"
+_INPUT_KEY = "vector_input_version"
+
+_INPUT_COLUMNS = (
+    "c.id, coalesce(c.breadcrumb, c.section), c.content, f.abs_path, f.root_path, c.start_line, c.end_line"
+)
+"""What :func:`_input` reads of a chunk (``chunks AS c JOIN files AS f``)."""
+
+
+def _input(row: tuple[Any, ...]) -> str:
+    """The embedder's input for a row of :data:`_INPUT_COLUMNS` (paths in the in-memory form)."""
+    _, section, content, abs_path, root_path, start_line, end_line = row
+    return chunk_embedding_input(
+        section, content, path=from_storage(abs_path), root=from_storage(root_path),
+        start_line=start_line, end_line=end_line,
+    )
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS vectors (
@@ -248,6 +271,12 @@ class SqliteVecIndex(IndexFileConnection):
         return rows.get(_SIGNATURE_KEY), dimensions
 
     @staticmethod
+    def _input_version(conn: apsw.Connection) -> str | None:
+        """The stored ``vector_input_version`` (``None``: vectors made before it was recorded)."""
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_INPUT_KEY,)).fetchone()
+        return None if row is None else row[0]
+
+    @staticmethod
     def _vector_ids(conn: apsw.Connection, keys: set[str]) -> dict[str, int]:
         """``{key: vector id}`` for the ``keys`` that have a stored vector."""
         if not keys:
@@ -268,9 +297,10 @@ class SqliteVecIndex(IndexFileConnection):
         if not ids:
             return set()
         current = {
-            chunk_id: embedding_key(embedding_input(section, content))
-            for chunk_id, section, content in conn.execute(
-                "SELECT id, coalesce(breadcrumb, section), content FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            row[0]: embedding_key(_input(row))
+            for row in conn.execute(
+                f"SELECT {_INPUT_COLUMNS} FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+                "WHERE c.id IN (SELECT value FROM json_each(?))",
                 (json.dumps(ids),),
             )
         }
@@ -280,27 +310,31 @@ class SqliteVecIndex(IndexFileConnection):
 
     def prepare(self, signature: str, dimensions: int) -> bool:
         """Make the index hold vectors of the embedder ``signature`` with ``dimensions`` floats
-        each. When other ones are stored, delete every vector and attachment (every chunk becomes
-        pending) and return True; the first time, or when they are the same, return False.
+        each, of inputs made as :data:`~hermes_workspace.domain.semantic.EMBEDDING_INPUT_VERSION`
+        says. When other ones are stored (another embedder, or inputs of another version),
+        delete every vector and attachment (every chunk becomes pending) and return True; the
+        first time, or when they are the same, return False.
 
         Raises:
             StoreError: the database failed, or (read-only index) the signature would change.
         """
 
         def run(conn: apsw.Connection) -> bool:
-            if self._usable(conn) and self._meta(conn) == (signature, dimensions):
+            wanted = (signature, dimensions, EMBEDDING_INPUT_VERSION)
+            if self._usable(conn) and (*self._meta(conn), self._input_version(conn)) == wanted:
                 return False  # the common case takes no write lock
             self._connection("change the embedder signature", write=True)
             with self._write_transaction(conn):
                 self._ensure_tables(conn)  # a no-op unless they were dropped since opening
                 stored_signature, stored_dimensions = self._meta(conn)
-                if (stored_signature, stored_dimensions) == (signature, dimensions):
+                if (stored_signature, stored_dimensions, self._input_version(conn)) == wanted:
                     return False
                 conn.execute("DELETE FROM chunk_vectors")
                 conn.execute("DELETE FROM vectors")
                 conn.executemany(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                    [(_SIGNATURE_KEY, signature), (_DIMENSIONS_KEY, str(int(dimensions)))],
+                    [(_SIGNATURE_KEY, signature), (_DIMENSIONS_KEY, str(int(dimensions))),
+                     (_INPUT_KEY, EMBEDDING_INPUT_VERSION)],
                 )
                 return stored_signature is not None or stored_dimensions is not None
 
@@ -308,7 +342,7 @@ class SqliteVecIndex(IndexFileConnection):
 
     def pending(self, limit: int) -> list[EmbeddingJob]:
         """Up to ``limit`` chunks without a ``chunk_vectors`` row, by ascending chunk id, each as
-        an :class:`EmbeddingJob` (``text`` = :func:`embedding_input`, ``key`` = its digest).
+        an :class:`EmbeddingJob` (``text`` = :func:`chunk_embedding_input`, ``key`` = its digest).
         ``chunk_id`` is the store's chunk id. ``limit < 1`` gives ``[]``.
 
         Raises:
@@ -318,16 +352,17 @@ class SqliteVecIndex(IndexFileConnection):
             return []
 
         def run(conn: apsw.Connection) -> list[EmbeddingJob]:
+            source = f"SELECT {_INPUT_COLUMNS} FROM chunks AS c JOIN files AS f ON f.id = c.file_id"
             if self._usable(conn):
-                sql = """SELECT c.id, coalesce(c.breadcrumb, c.section), c.content FROM chunks AS c
+                sql = f"""{source}
                          WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors AS cv WHERE cv.chunk_id = c.id)
                          ORDER BY c.id LIMIT ?"""
             else:  # a reader before the first vector: everything is pending
-                sql = "SELECT c.id, coalesce(c.breadcrumb, c.section), c.content FROM chunks AS c ORDER BY c.id LIMIT ?"
+                sql = f"{source} ORDER BY c.id LIMIT ?"
             jobs = []
-            for chunk_id, section, content in conn.execute(sql, (int(limit),)):
-                text = embedding_input(section, content)
-                jobs.append(EmbeddingJob(chunk_id=chunk_id, text=text, key=embedding_key(text)))
+            for row in conn.execute(sql, (int(limit),)):
+                text = _input(row)
+                jobs.append(EmbeddingJob(chunk_id=row[0], text=text, key=embedding_key(text)))
             return jobs
 
         return self._run("list chunks waiting for vectors", run)

@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hermes_workspace.domain.constants import CODE_LANGUAGES
+from hermes_workspace.domain.paths import display_name
+
 Vector = array
 """A float32 vector (``array('f')``), unit length. The standard library's ``array`` keeps numpy
 and every other library type out of the ports; ``vector.tobytes()`` is the little-endian float32
@@ -47,7 +50,7 @@ English queries and passages 0.89-1.0, Python source 0.65-1.0, Arabic and Russia
 @dataclass(frozen=True, slots=True)
 class EmbeddingJob:
     """A chunk that has no vector yet. ``chunk_id`` is the index's own handle for the chunk
-    (valid for the current index run), ``text`` what is embedded (:func:`embedding_input`) and
+    (valid for the current index run), ``text`` what is embedded (:func:`chunk_embedding_input`) and
     ``key`` its digest (:func:`embedding_key`): chunks with equal ``key`` share one vector."""
 
     chunk_id: int
@@ -102,6 +105,42 @@ def embedding_input(section: str | None, content: str) -> str:
     if section and section.strip() and section.strip() not in content[: len(section) + 8]:
         return f"{section.strip()}\n{content}"
     return content
+
+
+EMBEDDING_INPUT_VERSION = "2"
+"""Version of what :func:`chunk_embedding_input` gives the embedder, stored by a vector index next
+to the embedder's signature: when it changes, every stored vector is dropped and the chunks are
+embedded again, as for a new model. 1: breadcrumb and content; 2: code chunks also carry the
+:func:`code_header` (issue 12)."""
+
+
+def code_header(relative_path: str, language: str, start_line: int, end_line: int) -> str:
+    """The lines put before a code chunk's text for the embedder (seed 002, "File metadata header
+    in indexed content"): ``File: <path relative to its root>\nLanguage: <language>\nLines:
+    <start>-<end>\n\n``. Only the embedder sees it: the stored chunk, its keyword index and its
+    line range are unchanged."""
+    return f"File: {relative_path}\nLanguage: {language}\nLines: {start_line}-{end_line}\n\n"
+
+
+def chunk_embedding_input(
+    section: str | None, content: str, *, path: str, root: str, start_line: int, end_line: int
+) -> str:
+    """What is embedded for a chunk of the file ``path`` (absolute, ``/``-separated) under the
+    root folder ``root``, lines ``start_line``-``end_line``: :func:`embedding_input`, preceded
+    by :func:`code_header` when the file's suffix is a code language
+    (:data:`~hermes_workspace.domain.constants.CODE_LANGUAGES`: the language is the tree-sitter
+    grammar name, ``python``, ``typescript``...). The header names the file, so code that moves
+    is embedded again; prose (markdown, text, converted documents) has no header and keeps
+    sharing vectors across copies."""
+    body = embedding_input(section, content)
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    language = CODE_LANGUAGES.get(name[dot:].lower()) if dot > 0 else None
+    if language is None:
+        return body
+    prefix = root.rstrip("/") + "/"
+    relative = path[len(prefix):] if path.startswith(prefix) else name
+    return code_header(display_name(relative), language, start_line, end_line) + body
 
 
 def embedding_key(text: str) -> str:
