@@ -115,7 +115,8 @@ def _roots(entry: dict[str, object], tmp_path: Path) -> tuple[Root, ...]:
 
 def test_config_reads_profile_extensions_and_size(tmp_path: Path) -> None:
     (root,) = _roots({"profile": "code", "extensions": [".PY", ".md", ".py"], "max_file_size": "1MB"}, tmp_path)
-    assert (root.profile, root.extensions, root.max_file_size, root.recursive) == ("code", (".md", ".py"), 1048576, True)
+    assert (root.profile, root.extensions, root.max_file_size, root.recursive) == (
+        "code", (".md", ".py"), 1048576, True)
     (plain,) = _roots({}, tmp_path)
     assert (plain.profile, plain.extensions, plain.max_file_size, plain.recursive) == (None, None, None, False)
     (flat,) = _roots({"profile": "code", "recursive": False, "max_file_size": 300}, tmp_path)

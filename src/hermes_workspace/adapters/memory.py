@@ -69,7 +69,8 @@ class InMemoryFileSource:
 
     Applies the always-on exclusions (each excluded file reported, since there are no folders
     to prune), recursion, the root's profile and extensions, binary suffixes, ``max_file_bytes``
-    (or the root's ``max_file_size``) and empty-file skipping like the real source, but no ignore rules. ``mtimes`` (ns) default to 1 and may be edited by tests.
+    (or the root's ``max_file_size``) and empty-file skipping like the real source, but no ignore
+    rules. ``mtimes`` (ns) default to 1 and may be edited by tests.
     """
 
     def __init__(

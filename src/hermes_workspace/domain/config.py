@@ -819,7 +819,9 @@ def root_profile(value: Any, where: str, error: type[WorkspaceError] = ConfigErr
     return value.strip()
 
 
-def root_extensions_setting(value: Any, where: str, error: type[WorkspaceError] = ConfigError) -> tuple[str, ...] | None:
+def root_extensions_setting(
+    value: Any, where: str, error: type[WorkspaceError] = ConfigError
+) -> tuple[str, ...] | None:
     """A root's ``extensions`` setting: ``None`` (absent), or a non-empty list of extensions
     (:func:`~hermes_workspace.domain.profiles.extension_problem`), lower-cased, deduplicated and
     sorted; a single string is a list of one.

@@ -120,6 +120,9 @@ class RootChange:
         def mode(root: Root) -> str:
             return "recursive" if root.recursive else "top level only"
 
+        def described(root: Root) -> str:
+            return ", ".join([mode(root), *_file_settings(root)])
+
         previous = self.previous
         if self.action == "updated" and previous is not None and previous.name != self.root.name:
             renamed = f"renamed root {previous.name} ({self.root.path}) to {self.root.name}"
@@ -129,9 +132,9 @@ class RootChange:
         if self.root.primary:
             return f"{self.root.path} is the primary workspace, always indexed recursively; nothing changed"
         if self.action == "added":
-            return f"added {self.root.path} as {self.root.name} ({', '.join([mode(self.root), *_file_settings(self.root)])})"
+            return f"added {self.root.path} as {self.root.name} ({described(self.root)})"
         if self.action == "updated" and previous is not None and _file_settings(previous) != _file_settings(self.root):
-            return f"{self.root.path} was already a root; now {', '.join([mode(self.root), *_file_settings(self.root)])}"
+            return f"{self.root.path} was already a root; now {described(self.root)}"
         if self.action == "updated" and previous is not None and previous.recursive == self.root.recursive:
             # `roots add PATH --name N` with the name it had by default: the name is pinned.
             return f"{self.root.path} keeps the name {self.root.name}, now written to the config"
