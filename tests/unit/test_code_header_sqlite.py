@@ -32,7 +32,7 @@ def db(tmp_path: Path) -> Path:
 
 def test_sqlite_pending_gives_the_header_and_keeps_the_chunk(db: Path) -> None:
     embedder = HashEmbedder()
-    report = EmbedChunks(embedder, lambda: SqliteVecIndex(db)).execute()
+    report = EmbedChunks(embedder, lambda: SqliteVecIndex(db, code_header=True)).execute()
     assert (report.embedded, report.pending) == (3, 0)
     assert sorted(text for call in embedder.calls for text in call) == [
         "File: src/app/views.py\nLanguage: python\nLines: 1-2\n\ndef index():\n    return render()",
@@ -50,15 +50,36 @@ def test_sqlite_pending_gives_the_header_and_keeps_the_chunk(db: Path) -> None:
         store.close()
 
 
-def test_vectors_made_before_the_header_are_made_again(db: Path) -> None:
+def _stored_version(db: Path) -> list[tuple[str]]:
+    conn = apsw.Connection(str(db))
+    try:
+        return conn.execute("SELECT value FROM meta WHERE key = 'vector_input_version'").fetchall()
+    finally:
+        conn.close()
+
+
+def test_vectors_are_made_again_only_when_the_header_setting_changes(db: Path) -> None:
     embedder = HashEmbedder()
     EmbedChunks(embedder, lambda: SqliteVecIndex(db)).execute()
-    assert EmbedChunks(embedder, lambda: SqliteVecIndex(db)).execute().reembedded is False
+    assert _stored_version(db) == [("1",)]
     conn = apsw.Connection(str(db))
     conn.execute("DELETE FROM meta WHERE key = 'vector_input_version'")  # as an index of the version before
     conn.close()
-    again = EmbedChunks(embedder, lambda: SqliteVecIndex(db)).execute()
-    assert (again.reembedded, again.embedded, again.pending) == (True, 3, 0)
-    conn = apsw.Connection(str(db))
-    assert conn.execute("SELECT value FROM meta WHERE key = 'vector_input_version'").fetchall() == [("2",)]
-    conn.close()
+    # Vectors of the version before are plain ones: upgrading costs no embedding.
+    same = EmbedChunks(embedder, lambda: SqliteVecIndex(db)).execute()
+    assert (same.reembedded, same.embedded) == (False, 0)
+    on = EmbedChunks(embedder, lambda: SqliteVecIndex(db, code_header=True)).execute()
+    assert (on.reembedded, on.embedded, on.pending, _stored_version(db)) == (True, 3, 0, [("2",)])
+    off = EmbedChunks(embedder, lambda: SqliteVecIndex(db)).execute()
+    assert (off.reembedded, off.embedded, _stored_version(db)) == (True, 3, [("1",)])
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("", False), ("    code_header: true\n", True)])
+def test_the_container_hands_the_setting_to_the_writer(home: Path, setting: str, expected: bool) -> None:
+    from hermes_workspace.container import build_container
+
+    (home / "config.yaml").write_text("knowledgebase:\n  embedder:\n    provider: onnx\n" + setting)
+    container = build_container(home)
+    opener, search_opener = container.vector_index(), container.search_vector_index()
+    assert opener.args[2] is expected  # (path, readonly, code_header): what the embedding pass writes with
+    assert search_opener.args[1:] == (True, False)  # searching embeds no chunk: the setting does not matter

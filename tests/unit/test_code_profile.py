@@ -21,7 +21,7 @@ from hermes_workspace.domain.profiles import (
     detect_markers,
     root_extensions,
 )
-from hermes_workspace.domain.semantic import EMBEDDING_INPUT_VERSION, chunk_embedding_input
+from hermes_workspace.domain.semantic import chunk_embedding_input
 from hermes_workspace.domain.sizes import format_size, parse_size
 from hermes_workspace.testing.files import make_file
 
@@ -245,12 +245,16 @@ def test_index_summary_counts_the_per_root_cap(tmp_path: Path) -> None:
 
 def test_header_text_for_a_code_chunk() -> None:
     text = chunk_embedding_input("io.reader", "def read(path):\n    return 1", path="/ws/src/io/read.py", root="/ws",
-                                 start_line=10, end_line=45)
+                                 start_line=10, end_line=45, code_header=True)
     assert text == "File: src/io/read.py\nLanguage: python\nLines: 10-45\n\nio.reader\ndef read(path):\n    return 1"
-    ts = chunk_embedding_input(None, "let a = 1", path="/r/src/auth/login.ts", root="/r/", start_line=1, end_line=1)
+    ts = chunk_embedding_input(None, "let a = 1", path="/r/src/auth/login.ts", root="/r/", start_line=1, end_line=1,
+                               code_header=True)
     assert ts == "File: src/auth/login.ts\nLanguage: typescript\nLines: 1-1\n\nlet a = 1"
     assert chunk_embedding_input("## Intro", "Some prose.", path="/ws/a.md", root="/ws", start_line=1,
-                                 end_line=3) == "## Intro\nSome prose."
+                                 end_line=3, code_header=True) == "## Intro\nSome prose."
+    # Off (the default of knowledgebase.embedder.code_header): the text as before.
+    assert chunk_embedding_input("io.reader", "def read(path):\n    return 1", path="/ws/src/io/read.py", root="/ws",
+                                 start_line=10, end_line=45, code_header=False) == "io.reader\ndef read(path):\n    return 1"
 
 
 def test_embedder_gets_the_header_and_the_stored_chunk_stays(tmp_path: Path) -> None:
@@ -260,7 +264,7 @@ def test_embedder_gets_the_header_and_the_stored_chunk_stays(tmp_path: Path) -> 
     store.replace_file(code, code_chunks)
     store.replace_file(prose, prose_chunks)
     embedder = HashEmbedder()
-    vectors = InMemoryVectorIndex(store)
+    vectors = InMemoryVectorIndex(store, code_header=True)
     report = EmbedChunks(embedder, lambda: vectors, batch_size=8).execute()
     assert report.embedded == 3
     assert sorted(text for call in embedder.calls for text in call) == [
@@ -272,16 +276,28 @@ def test_embedder_gets_the_header_and_the_stored_chunk_stays(tmp_path: Path) -> 
     assert [(c.content, c.line_start, c.line_end) for c in stored] == [
         ("def alpha():\n    return 1", 1, 2), ("def beta():\n    return 2", 4, 5)
     ]
-    assert vectors.input_version == EMBEDDING_INPUT_VERSION
+    assert vectors.input_version == "2"
 
 
-def test_vectors_of_an_older_input_version_are_made_again() -> None:
+def test_switching_the_header_makes_the_vectors_again() -> None:
     store = InMemoryIndexStore()
     store.replace_file(*make_file("/ws/a.py", ["x = 1"]))
     embedder = HashEmbedder()
-    vectors = InMemoryVectorIndex(store)
-    EmbedChunks(embedder, lambda: vectors).execute()
-    assert EmbedChunks(embedder, lambda: vectors).execute().reembedded is False
-    vectors.input_version = "1"  # vectors made without the header
-    again = EmbedChunks(embedder, lambda: vectors).execute()
-    assert (again.reembedded, again.embedded) == (True, 1)
+    plain = InMemoryVectorIndex(store)
+    EmbedChunks(embedder, lambda: plain).execute()
+    assert (plain.input_version, embedder.calls) == ("1", [["x = 1"]])
+    assert EmbedChunks(embedder, lambda: plain).execute().reembedded is False
+    plain.code_header = True  # knowledgebase.embedder.code_header: true
+    again = EmbedChunks(embedder, lambda: plain).execute()
+    assert (again.reembedded, again.embedded, plain.input_version) == (True, 1, "2")
+    assert embedder.calls[-1] == ["File: a.py\nLanguage: python\nLines: 1-1\n\nx = 1"]
+
+
+def test_config_code_header(tmp_path: Path) -> None:
+    assert WorkspaceConfig.from_dict({}).embedder.code_header is False
+    on = WorkspaceConfig.from_dict({"knowledgebase": {"embedder": {"provider": "onnx", "code_header": True}}})
+    assert on.embedder.code_header is True
+    with pytest.raises(ConfigError) as info:
+        WorkspaceConfig.from_dict({"knowledgebase": {"embedder": {"code_header": "yes"}}})
+    assert (info.value.code, info.value.message) == (
+        "config_invalid", "knowledgebase.embedder.code_header must be true or false, got 'yes'")

@@ -52,12 +52,12 @@ from hermes_workspace.domain.model import (
 from hermes_workspace.domain.profiles import root_extensions, suffix_of
 from hermes_workspace.domain.query import Compound, Query, split_words
 from hermes_workspace.domain.semantic import (
-    EMBEDDING_INPUT_VERSION,
     EmbeddingJob,
     Vector,
     VectorStatus,
     chunk_embedding_input,
     cosine,
+    embedding_input_version,
     embedding_key,
     unit,
 )
@@ -658,14 +658,16 @@ class HashEmbedder:
 class InMemoryVectorIndex:
     """A :class:`~hermes_workspace.domain.ports.VectorIndex` over the chunks of an
     :class:`InMemoryIndexStore`, with exact cosine search. A chunk is identified by its file,
-    index and content, so a replaced chunk is pending again, as in the SQLite index."""
+    index and content, so a replaced chunk is pending again, as in the SQLite index.
+    ``code_header``: as :class:`~hermes_workspace.adapters.sqlite_vec_index.SqliteVecIndex`'s."""
 
-    def __init__(self, store: InMemoryIndexStore) -> None:
+    def __init__(self, store: InMemoryIndexStore, *, code_header: bool = False) -> None:
+        self.code_header = code_header
         self.store = store
         self.signature: str | None = None
         self.dimensions: int | None = None
         self.input_version: str | None = None
-        """:data:`~hermes_workspace.domain.semantic.EMBEDDING_INPUT_VERSION` of the stored vectors."""
+        """:func:`~hermes_workspace.domain.semantic.embedding_input_version` of the stored vectors."""
         self.vectors: dict[str, Vector] = {}
         self._attached: dict[tuple[Path, int, str], str | None] = {}
         self._ids: dict[tuple[Path, int, str], int] = {}
@@ -687,10 +689,11 @@ class InMemoryVectorIndex:
         return self._ids[ident]
 
     def prepare(self, signature: str, dimensions: int) -> bool:
-        if (self.signature, self.dimensions, self.input_version) == (signature, dimensions, EMBEDDING_INPUT_VERSION):
+        version = embedding_input_version(self.code_header)
+        if (self.signature, self.dimensions, self.input_version) == (signature, dimensions, version):
             return False
         dropped = self.signature is not None
-        self.signature, self.dimensions, self.input_version = signature, dimensions, EMBEDDING_INPUT_VERSION
+        self.signature, self.dimensions, self.input_version = signature, dimensions, version
         self.vectors.clear()
         self._attached.clear()
         return dropped
@@ -705,6 +708,7 @@ class InMemoryVectorIndex:
             text = chunk_embedding_input(
                 chunk.breadcrumb or chunk.section, chunk.content, path=record.path.as_posix(),
                 root=record.root.as_posix(), start_line=chunk.line_start, end_line=chunk.line_end,
+                code_header=self.code_header,
             )
             jobs.append(EmbeddingJob(chunk_id=self._id(ident), text=text, key=embedding_key(text)))
             if len(jobs) >= limit:

@@ -16,7 +16,8 @@ vector, and that join by a 64-character key was more than half of a 100k-vector 
 (306 ms against 122 ms by id, 384 dimensions, 2 cores).
 
 A chunk is *pending* while it has no ``chunk_vectors`` row. Vectors are stored once per key and
-shared by every chunk with that text, so a copied or moved file costs no embedding. The store
+shared by every chunk with that text, so a copied or moved document costs no embedding (a code
+chunk's text names its file: :func:`~hermes_workspace.domain.semantic.chunk_embedding_input`). The store
 deletes a file's chunks when it replaces or deletes the file; the foreign key's cascade (the
 store's writer runs with ``foreign_keys=ON``) removes their attachments in the same transaction,
 so the new chunks, whose ids may be the old ones reused, are pending again. Vectors no chunk uses
@@ -56,11 +57,12 @@ from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFou
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.paths import from_storage
 from hermes_workspace.domain.semantic import (
-    EMBEDDING_INPUT_VERSION,
+    PLAIN_INPUT,
     EmbeddingJob,
     Vector,
     VectorStatus,
     chunk_embedding_input,
+    embedding_input_version,
     embedding_key,
 )
 
@@ -87,12 +89,12 @@ _INPUT_COLUMNS = (
 """What :func:`_input` reads of a chunk (``chunks AS c JOIN files AS f``)."""
 
 
-def _input(row: tuple[Any, ...]) -> str:
+def _input(row: tuple[Any, ...], code_header: bool) -> str:
     """The embedder's input for a row of :data:`_INPUT_COLUMNS` (paths in the in-memory form)."""
     _, section, content, abs_path, root_path, start_line, end_line = row
     return chunk_embedding_input(
         section, content, path=from_storage(abs_path), root=from_storage(root_path),
-        start_line=start_line, end_line=end_line,
+        start_line=start_line, end_line=end_line, code_header=code_header,
     )
 
 _SCHEMA = (
@@ -145,6 +147,10 @@ class SqliteVecIndex(IndexFileConnection):
             have to write).
         busy_timeout_ms: how long to wait for another connection's lock (milliseconds) before
             failing with :class:`StoreError`.
+        code_header: give the embedder code chunks after their ``File``/``Language``/``Lines``
+            header (:func:`~hermes_workspace.domain.semantic.chunk_embedding_input`,
+            ``knowledgebase.embedder.code_header``); part of the vectors' identity
+            (:meth:`prepare`).
 
     Raises (from the constructor):
         EmbedderUnavailableError: the ``sqlite_vec`` package (the ``semantic`` extra) is not
@@ -160,8 +166,13 @@ class SqliteVecIndex(IndexFileConnection):
 
     subject = "vector index"
 
-    def __init__(self, path: Path, *, readonly: bool = False, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self, path: Path, *, readonly: bool = False, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        code_header: bool = False,
+    ) -> None:
         super().__init__(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
+        self.code_header = code_header
+        self._input_version = embedding_input_version(code_header)
         try:
             import sqlite_vec
         except ImportError as exc:
@@ -271,10 +282,11 @@ class SqliteVecIndex(IndexFileConnection):
         return rows.get(_SIGNATURE_KEY), dimensions
 
     @staticmethod
-    def _input_version(conn: apsw.Connection) -> str | None:
-        """The stored ``vector_input_version`` (``None``: vectors made before it was recorded)."""
+    def _stored_input_version(conn: apsw.Connection) -> str:
+        """The stored ``vector_input_version``; vectors made before it was recorded are of
+        :data:`~hermes_workspace.domain.semantic.PLAIN_INPUT`."""
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (_INPUT_KEY,)).fetchone()
-        return None if row is None else row[0]
+        return PLAIN_INPUT if row is None else row[0]
 
     @staticmethod
     def _vector_ids(conn: apsw.Connection, keys: set[str]) -> dict[str, int]:
@@ -288,8 +300,7 @@ class SqliteVecIndex(IndexFileConnection):
             ).fetchall()
         )
 
-    @staticmethod
-    def _matching_chunks(conn: apsw.Connection, jobs: Sequence[EmbeddingJob]) -> set[int]:
+    def _matching_chunks(self, conn: apsw.Connection, jobs: Sequence[EmbeddingJob]) -> set[int]:
         """Ids of the jobs' chunks that still exist with the text the job was made from. The
         store reuses the ids of deleted chunks, so a job from before a replace may name another
         chunk now; attaching its vector there would be wrong."""
@@ -297,7 +308,7 @@ class SqliteVecIndex(IndexFileConnection):
         if not ids:
             return set()
         current = {
-            row[0]: embedding_key(_input(row))
+            row[0]: embedding_key(_input(row, self.code_header))
             for row in conn.execute(
                 f"SELECT {_INPUT_COLUMNS} FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
                 "WHERE c.id IN (SELECT value FROM json_each(?))",
@@ -310,8 +321,9 @@ class SqliteVecIndex(IndexFileConnection):
 
     def prepare(self, signature: str, dimensions: int) -> bool:
         """Make the index hold vectors of the embedder ``signature`` with ``dimensions`` floats
-        each, of inputs made as :data:`~hermes_workspace.domain.semantic.EMBEDDING_INPUT_VERSION`
-        says. When other ones are stored (another embedder, or inputs of another version),
+        each, of inputs made as this index makes them
+        (:func:`~hermes_workspace.domain.semantic.embedding_input_version`). When other ones are
+        stored (another embedder, or inputs of another version),
         delete every vector and attachment (every chunk becomes pending) and return True; the
         first time, or when they are the same, return False.
 
@@ -320,21 +332,21 @@ class SqliteVecIndex(IndexFileConnection):
         """
 
         def run(conn: apsw.Connection) -> bool:
-            wanted = (signature, dimensions, EMBEDDING_INPUT_VERSION)
-            if self._usable(conn) and (*self._meta(conn), self._input_version(conn)) == wanted:
+            wanted = (signature, dimensions, self._input_version)
+            if self._usable(conn) and (*self._meta(conn), self._stored_input_version(conn)) == wanted:
                 return False  # the common case takes no write lock
             self._connection("change the embedder signature", write=True)
             with self._write_transaction(conn):
                 self._ensure_tables(conn)  # a no-op unless they were dropped since opening
                 stored_signature, stored_dimensions = self._meta(conn)
-                if (stored_signature, stored_dimensions, self._input_version(conn)) == wanted:
+                if (stored_signature, stored_dimensions, self._stored_input_version(conn)) == wanted:
                     return False
                 conn.execute("DELETE FROM chunk_vectors")
                 conn.execute("DELETE FROM vectors")
                 conn.executemany(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                     [(_SIGNATURE_KEY, signature), (_DIMENSIONS_KEY, str(int(dimensions))),
-                     (_INPUT_KEY, EMBEDDING_INPUT_VERSION)],
+                     (_INPUT_KEY, self._input_version)],
                 )
                 return stored_signature is not None or stored_dimensions is not None
 
@@ -361,7 +373,7 @@ class SqliteVecIndex(IndexFileConnection):
                 sql = f"{source} ORDER BY c.id LIMIT ?"
             jobs = []
             for row in conn.execute(sql, (int(limit),)):
-                text = _input(row)
+                text = _input(row, self.code_header)
                 jobs.append(EmbeddingJob(chunk_id=row[0], text=text, key=embedding_key(text)))
             return jobs
 

@@ -151,7 +151,11 @@ class EmbedderConfig:
     ``dimensions`` (0: the model's own), ``timeout_s`` per request, and ``consent``: the base URL
     the user agreed to send chunk text to. Nothing is sent unless ``consent == base_url``.
     ``quantize`` (``onnx`` only): run an int8 copy of the model, about twice as fast, slightly
-    less accurate (see :class:`~hermes_workspace.adapters.onnx_embedder.OnnxEmbedder`)."""
+    less accurate (see :class:`~hermes_workspace.adapters.onnx_embedder.OnnxEmbedder`).
+    ``code_header``: embed each chunk of a code file after a ``File:``/``Language:``/``Lines:``
+    header (:func:`~hermes_workspace.domain.semantic.code_chunk_header`; issue 12, seed 002). Off by
+    default: on code-nav-flask it cost one or two queries of 40 in top-3 (hybrid and semantic);
+    a change re-embeds every chunk."""
 
     provider: str = "none"
     model: str = ""
@@ -162,6 +166,7 @@ class EmbedderConfig:
     timeout_s: float = 30.0
     consent: str = ""
     quantize: bool = False
+    code_header: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -538,7 +543,8 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "knowledgebase.indexing": frozenset({"max_file_mb"}),
     "knowledgebase.search": frozenset({"default_limit"}),
     "knowledgebase.embedder": frozenset(
-        {"provider", "model", "batch_size", "base_url", "api_key_env", "dimensions", "timeout_s", "consent", "quantize"}
+        {"provider", "model", "batch_size", "base_url", "api_key_env", "dimensions", "timeout_s", "consent", "quantize",
+         "code_header"}
     ),
     "knowledgebase.retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k", "max_hits_per_file"}),
     "knowledgebase.reranker": frozenset({"provider", "model", "top_n", "deadline_ms"}),
@@ -640,6 +646,7 @@ def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
     if quantize and provider != "onnx":
         raise ConfigError(f"{p}quantize is read by the onnx provider only (provider is {provider})")
     return EmbedderConfig(
+        code_header=_bool(data, "code_header", False, p + "code_header"),
         quantize=quantize,
         provider=provider,
         model=_str(data, "model", "", p + "model"),
