@@ -403,16 +403,21 @@ def _file_source(plugins: PluginSelection) -> Any:
     return plugins.source()
 
 
-def _open_vector_index(path: Path, readonly: bool) -> VectorIndex:
+def _code_header(settings: WorkspaceConfig) -> bool:
+    return settings.embedder.code_header
+
+
+def _open_vector_index(path: Path, readonly: bool, code_header: bool) -> VectorIndex:
     from hermes_workspace.adapters.sqlite_vec_index import SqliteVecIndex
 
-    return SqliteVecIndex(path, readonly=readonly)
+    return SqliteVecIndex(path, readonly=readonly, code_header=code_header)
 
 
-def vector_index_opener(path: Path, readonly: bool = False) -> Callable[[], VectorIndex]:
+def vector_index_opener(path: Path, readonly: bool = False, code_header: bool = False) -> Callable[[], VectorIndex]:
     """A function opening the sqlite-vec index in the index file (raises
-    ``EmbedderUnavailableError`` when sqlite-vec is not installed)."""
-    return partial(_open_vector_index, path, readonly)
+    ``EmbedderUnavailableError`` when sqlite-vec is not installed); ``code_header``:
+    ``knowledgebase.embedder.code_header`` (what the writer gives the embedder)."""
+    return partial(_open_vector_index, path, readonly, code_header)
 
 
 def _semantic_side(
@@ -630,7 +635,9 @@ class Container(containers.DeclarativeContainer):
     # the provider is none; the vector index lives in the same SQLite file as the keyword index.
     embedder = providers.Singleton(_embedder, plugins)
     reranker = providers.Singleton(_reranker, plugins)
-    vector_index = providers.Callable(vector_index_opener, path=index_path)
+    vector_index = providers.Callable(
+        vector_index_opener, path=index_path, code_header=providers.Callable(_code_header, settings)
+    )
     search_vector_index = providers.Callable(vector_index_opener, path=index_path, readonly=True)
     embedding = providers.Factory(_embedding, settings=settings, embedder=embedder, open_vectors=vector_index)
     semantic_side = providers.Factory(

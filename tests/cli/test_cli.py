@@ -62,20 +62,21 @@ def test_roots_add_list_remove(capsys: pytest.CaptureFixture[str], home: Path, t
     extra = tmp_path / "extra"
     extra.mkdir()
     code, data, _ = run(capsys, "roots", "list")
-    primary = {"name": "workspace", "path": str(home / "workspace"), "recursive": True, "primary": True}
+    files = {"profile": None, "extensions": None, "max_file_size": None}  # issue 12, codebase profile
+    primary = {"name": "workspace", "path": str(home / "workspace"), "recursive": True, "primary": True, **files}
     assert (code, data) == (0, [primary])
 
     code, data, _ = run(capsys, "roots", "add", str(extra), "--recursive")
     config = {"path": str(home / "config.yaml"), "found": "home", "project": False}  # the file written
-    assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False,
+    assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False, **files,
                                 "action": "added", "previous": None, "message": f"added {extra} as extra (recursive)",
                                 "config": config})
     code, data, _ = run(capsys, "roots", "list")
-    assert data == [primary, {"name": "extra", "path": str(extra), "recursive": True, "primary": False}]
+    assert data == [primary, {"name": "extra", "path": str(extra), "recursive": True, "primary": False, **files}]
     assert "recursive: true" in (home / "config.yaml").read_text()
 
     code, data, _ = run(capsys, "roots", "remove", str(extra))
-    assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False,
+    assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False, **files,
                                 "config": config})
     assert run(capsys, "roots", "list")[1] == [primary]
 

@@ -56,8 +56,8 @@ def test_sizes_are_bytes_with_binary_units(value: object, expected: int) -> None
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("2 GBs", "must be a size such as 2GB or a number of bytes, got '2 GBs'"),
-        ("15 parsecs", "must be a size such as 2GB"),
+        ("2 GBs", "has an unknown size unit 'GBs' in '2 GBs'"),
+        ("15 parsecs", "has an unknown size unit 'parsecs'"),
         ("", "must be a size such as 2GB"),
         ("GB", "must be a size such as 2GB"),
         ("-1MB", "must be a size such as 2GB"),

@@ -65,6 +65,7 @@ from hermes_workspace.domain.model import (
     SkippedFile,
     SourceFile,
 )
+from hermes_workspace.domain.profiles import needs_top_level_names, root_extensions, suffix_of
 
 IGNORE_FILE_PRECEDENCE: tuple[str, ...] = (IGNORE_FILENAME, GITIGNORE_FILENAME)
 """Ignore files looked for in each root, in order; the first that exists is the root's rules, and
@@ -256,10 +257,14 @@ class FilesystemSource:
       unless a rule excludes them;
     - a non-recursive root yields only the files directly inside it; a recursive one the whole tree,
       pruning ignored directories. Entries are visited sorted by name, depth first;
-    - per file: ignored -> nothing; suffix (lower-cased) in ``BINARY_SUFFIXES`` and not in
+    - per file: ignored -> nothing; its last suffix (lower-cased) not among the extensions the
+      root indexes (``Root.profile``/``Root.extensions``, :func:`~hermes_workspace.domain.profiles.root_extensions`,
+      decided per run from the root's top-level file names) -> nothing, as an ignored file;
+      suffix (lower-cased) in ``BINARY_SUFFIXES`` and not in
       ``convertible`` (the suffixes a document converter reads: ``.pdf``...) ->
       ``SkippedFile("binary_suffix")`` without a stat; then one ``os.stat``; not a regular file
-      (FIFO, socket, device) -> nothing; ``size > max_file_bytes`` -> ``"too_large"``;
+      (FIFO, socket, device) -> nothing; ``size >`` the root's ``max_file_size`` (bytes) when it
+      has one, else ``max_file_bytes`` -> ``"too_large"``;
       ``size == 0`` -> ``"empty"``; else a :class:`SourceFile` (``mtime_ns`` from the stat);
     - symlinks: a link to a file is followed and reported at its walked path (inside the root); a
       link to a directory is followed in recursive roots only. A directory whose (st_dev, st_ino)
@@ -399,7 +404,13 @@ class FilesystemSource:
             (iter(entries), "", root_key, root_levels)
         ]
         recursive = root.recursive
-        max_bytes = self.max_file_bytes
+        max_bytes = self.max_file_bytes if root.max_file_size is None else root.max_file_size
+        # Decided now, from the top-level listing already made, so that a repository that gained
+        # a go.mod since the last run has its .go files indexed (domain.profiles).
+        allowed = root_extensions(
+            root.profile, root.extensions,
+            _file_names(entries) if needs_top_level_names(root.profile, root.extensions) else (),
+        )
         # Only a .hermesignore may let an always-excluded path in (module docstring).
         can_reinclude = nested_name == IGNORE_FILENAME
 
@@ -480,6 +491,8 @@ class FilesystemSource:
                 continue
 
             path = Path(entry.path)
+            if allowed is not None and suffix_of(name) not in allowed:
+                continue  # the root's profile or extensions leave it out, as an ignore rule would
             if os.path.splitext(name)[1].lower() in self._skipped_suffixes:
                 yield SkippedFile(path, configured, "binary_suffix")
                 continue
@@ -806,6 +819,19 @@ def _excludes_dir(levels: _RuleLevels, rel: str) -> bool:
         if verdict is not None:
             return verdict
     return levels[0][1].excludes_dir(rel)
+
+
+def _file_names(entries: Sequence[os.DirEntry[str]]) -> list[str]:
+    """The names of the regular files (or links to one) among ``entries``: where marker files
+    (``go.mod``) are looked for. An entry that cannot be looked at is left out."""
+    names = []
+    for entry in entries:
+        try:
+            if entry.is_file():
+                names.append(entry.name)
+        except OSError:
+            continue
+    return names
 
 
 def _list_dir(path: str) -> list[os.DirEntry[str]]:

@@ -51,13 +51,15 @@ from hermes_workspace.domain.model import (
     SourceFile,
     StoreStatus,
 )
+from hermes_workspace.domain.profiles import root_extensions, suffix_of
 from hermes_workspace.domain.query import Compound, Query, split_words
 from hermes_workspace.domain.semantic import (
     EmbeddingJob,
     Vector,
     VectorStatus,
+    chunk_embedding_input,
     cosine,
-    embedding_input,
+    embedding_input_version,
     embedding_key,
     unit,
 )
@@ -68,8 +70,9 @@ class InMemoryFileSource:
     """A :class:`~hermes_workspace.domain.ports.FileSource` over ``files`` (absolute path -> bytes).
 
     Applies the always-on exclusions (each excluded file reported, since there are no folders
-    to prune), recursion, binary suffixes, ``max_file_bytes`` and empty-file skipping like the
-    real source, but no ignore rules. ``mtimes`` (ns) default to 1 and may be edited by tests.
+    to prune), recursion, the root's profile and extensions, binary suffixes, ``max_file_bytes``
+    (or the root's ``max_file_size``) and empty-file skipping like the real source, but no ignore
+    rules. ``mtimes`` (ns) default to 1 and may be edited by tests.
     """
 
     def __init__(
@@ -97,6 +100,9 @@ class InMemoryFileSource:
             if not any(root.path in p.parents for p in self.files):
                 yield DiscoveryProblem(root.path, root.path, "FileNotFoundError", "root does not exist")
                 continue
+            top_level = [p.name for p in self.files if p.parent == root.path]
+            allowed = root_extensions(root.profile, root.extensions, top_level)
+            cap = self.max_file_bytes if root.max_file_size is None else root.max_file_size
             for path in sorted(self.files):
                 if root.path not in path.parents or (not root.recursive and path.parent != root.path):
                     continue
@@ -104,9 +110,11 @@ class InMemoryFileSource:
                 excluded = _always_excluded(path, root.path)
                 if excluded is not None:
                     yield excluded
+                elif allowed is not None and suffix_of(path.name) not in allowed:
+                    continue
                 elif path.suffix.lower() in BINARY_SUFFIXES and path.suffix.lower() not in self.convertible:
                     yield SkippedFile(path, root.path, "binary_suffix")
-                elif size > self.max_file_bytes:
+                elif size > cap:
                     yield SkippedFile(path, root.path, "too_large")
                 elif size == 0:
                     yield SkippedFile(path, root.path, "empty")
@@ -687,12 +695,16 @@ class HashEmbedder:
 class InMemoryVectorIndex:
     """A :class:`~hermes_workspace.domain.ports.VectorIndex` over the chunks of an
     :class:`InMemoryIndexStore`, with exact cosine search. A chunk is identified by its file,
-    index and content, so a replaced chunk is pending again, as in the SQLite index."""
+    index and content, so a replaced chunk is pending again, as in the SQLite index.
+    ``code_header``: as :class:`~hermes_workspace.adapters.sqlite_vec_index.SqliteVecIndex`'s."""
 
-    def __init__(self, store: InMemoryIndexStore) -> None:
+    def __init__(self, store: InMemoryIndexStore, *, code_header: bool = False) -> None:
+        self.code_header = code_header
         self.store = store
         self.signature: str | None = None
         self.dimensions: int | None = None
+        self.input_version: str | None = None
+        """:func:`~hermes_workspace.domain.semantic.embedding_input_version` of the stored vectors."""
         self.vectors: dict[str, Vector] = {}
         self._attached: dict[tuple[Path, int, str], str | None] = {}
         self._ids: dict[tuple[Path, int, str], int] = {}
@@ -714,10 +726,11 @@ class InMemoryVectorIndex:
         return self._ids[ident]
 
     def prepare(self, signature: str, dimensions: int) -> bool:
-        if self.signature == signature and self.dimensions == dimensions:
+        version = embedding_input_version(self.code_header)
+        if (self.signature, self.dimensions, self.input_version) == (signature, dimensions, version):
             return False
         dropped = self.signature is not None
-        self.signature, self.dimensions = signature, dimensions
+        self.signature, self.dimensions, self.input_version = signature, dimensions, version
         self.vectors.clear()
         self._attached.clear()
         return dropped
@@ -726,10 +739,14 @@ class InMemoryVectorIndex:
         jobs: list[EmbeddingJob] = []
         if limit < 1:
             return jobs
-        for _, chunk, ident in self._chunks():
+        for record, chunk, ident in self._chunks():
             if ident in self._attached:
                 continue
-            text = embedding_input(chunk.breadcrumb or chunk.section, chunk.content)
+            text = chunk_embedding_input(
+                chunk.breadcrumb or chunk.section, chunk.content, path=record.path.as_posix(),
+                root=record.root.as_posix(), start_line=chunk.line_start, end_line=chunk.line_end,
+                code_header=self.code_header,
+            )
             jobs.append(EmbeddingJob(chunk_id=self._id(ident), text=text, key=embedding_key(text)))
             if len(jobs) >= limit:
                 break

@@ -8,14 +8,16 @@ Schema (created by the writer, next to the store's tables, in one transaction)::
     vectors(id INTEGER PRIMARY KEY,
             key TEXT NOT NULL UNIQUE,        -- embedding_key() of the embedded text
             vector BLOB NOT NULL)            -- float32, unit length
-    meta: 'vector_schema_version', 'vector_signature', 'vector_dimensions'  -- rows of the store's meta
+    meta: 'vector_schema_version', 'vector_signature', 'vector_dimensions', 'vector_input_version'
+          -- rows of the store's meta
 
 Chunks point at vectors by integer id, not by key: the search joins every attached chunk to its
 vector, and that join by a 64-character key was more than half of a 100k-vector search
 (306 ms against 122 ms by id, 384 dimensions, 2 cores).
 
 A chunk is *pending* while it has no ``chunk_vectors`` row. Vectors are stored once per key and
-shared by every chunk with that text, so a copied or moved file costs no embedding. The store
+shared by every chunk with that text, so a copied or moved document costs no embedding (a code
+chunk's text names its file: :func:`~hermes_workspace.domain.semantic.chunk_embedding_input`). The store
 deletes a file's chunks when it replaces or deletes the file; the foreign key's cascade (the
 store's writer runs with ``foreign_keys=ON``) removes their attachments in the same transaction,
 so the new chunks, whose ids may be the old ones reused, are pending again. Vectors no chunk uses
@@ -59,7 +61,15 @@ from hermes_workspace.adapters.sqlite_common import (
 from hermes_workspace.domain.errors import EmbedderUnavailableError, IndexNotFoundError, StoreError
 from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.paths import from_storage
-from hermes_workspace.domain.semantic import EmbeddingJob, Vector, VectorStatus, embedding_input, embedding_key
+from hermes_workspace.domain.semantic import (
+    PLAIN_INPUT,
+    EmbeddingJob,
+    Vector,
+    VectorStatus,
+    chunk_embedding_input,
+    embedding_input_version,
+    embedding_key,
+)
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteVecIndex", "prune_orphaned_vectors", "stored_dimensions"]
 
@@ -76,6 +86,21 @@ _VERSION_KEY = "vector_schema_version"
 _SIGNATURE_KEY = "vector_signature"
 _DIMENSIONS_KEY = "vector_dimensions"
 _ERROR_KEY = "vector_last_error"
+_INPUT_KEY = "vector_input_version"
+
+_INPUT_COLUMNS = (
+    "c.id, coalesce(c.breadcrumb, c.section), c.content, f.abs_path, f.root_path, c.start_line, c.end_line"
+)
+"""What :func:`_input` reads of a chunk (``chunks AS c JOIN files AS f``)."""
+
+
+def _input(row: tuple[Any, ...], code_header: bool) -> str:
+    """The embedder's input for a row of :data:`_INPUT_COLUMNS` (paths in the in-memory form)."""
+    _, section, content, abs_path, root_path, start_line, end_line = row
+    return chunk_embedding_input(
+        section, content, path=from_storage(abs_path), root=from_storage(root_path),
+        start_line=start_line, end_line=end_line, code_header=code_header,
+    )
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS vectors (
@@ -190,6 +215,10 @@ class SqliteVecIndex(IndexFileConnection):
             have to write).
         busy_timeout_ms: how long to wait for another connection's lock (milliseconds) before
             failing with :class:`StoreError`.
+        code_header: give the embedder code chunks after their ``File``/``Language``/``Lines``
+            header (:func:`~hermes_workspace.domain.semantic.chunk_embedding_input`,
+            ``knowledgebase.embedder.code_header``); part of the vectors' identity
+            (:meth:`prepare`).
 
     Raises (from the constructor):
         EmbedderUnavailableError: the ``sqlite_vec`` package (the ``semantic`` extra) is not
@@ -205,8 +234,13 @@ class SqliteVecIndex(IndexFileConnection):
 
     subject = "vector index"
 
-    def __init__(self, path: Path, *, readonly: bool = False, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self, path: Path, *, readonly: bool = False, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        code_header: bool = False,
+    ) -> None:
         super().__init__(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
+        self.code_header = code_header
+        self._input_version = embedding_input_version(code_header)
         try:
             import sqlite_vec
         except ImportError as exc:
@@ -316,6 +350,13 @@ class SqliteVecIndex(IndexFileConnection):
         return rows.get(_SIGNATURE_KEY), dimensions
 
     @staticmethod
+    def _stored_input_version(conn: apsw.Connection) -> str:
+        """The stored ``vector_input_version``; vectors made before it was recorded are of
+        :data:`~hermes_workspace.domain.semantic.PLAIN_INPUT`."""
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_INPUT_KEY,)).fetchone()
+        return PLAIN_INPUT if row is None else row[0]
+
+    @staticmethod
     def _vector_ids(conn: apsw.Connection, keys: set[str]) -> dict[str, int]:
         """``{key: vector id}`` for the ``keys`` that have a stored vector."""
         if not keys:
@@ -327,8 +368,7 @@ class SqliteVecIndex(IndexFileConnection):
             ).fetchall()
         )
 
-    @staticmethod
-    def _matching_chunks(conn: apsw.Connection, jobs: Sequence[EmbeddingJob]) -> set[int]:
+    def _matching_chunks(self, conn: apsw.Connection, jobs: Sequence[EmbeddingJob]) -> set[int]:
         """Ids of the jobs' chunks that still exist with the text the job was made from. The
         store reuses the ids of deleted chunks, so a job from before a replace may name another
         chunk now; attaching its vector there would be wrong."""
@@ -336,9 +376,10 @@ class SqliteVecIndex(IndexFileConnection):
         if not ids:
             return set()
         current = {
-            chunk_id: embedding_key(embedding_input(section, content))
-            for chunk_id, section, content in conn.execute(
-                "SELECT id, coalesce(breadcrumb, section), content FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            row[0]: embedding_key(_input(row, self.code_header))
+            for row in conn.execute(
+                f"SELECT {_INPUT_COLUMNS} FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+                "WHERE c.id IN (SELECT value FROM json_each(?))",
                 (json.dumps(ids),),
             )
         }
@@ -348,27 +389,32 @@ class SqliteVecIndex(IndexFileConnection):
 
     def prepare(self, signature: str, dimensions: int) -> bool:
         """Make the index hold vectors of the embedder ``signature`` with ``dimensions`` floats
-        each. When other ones are stored, delete every vector and attachment (every chunk becomes
-        pending) and return True; the first time, or when they are the same, return False.
+        each, of inputs made as this index makes them
+        (:func:`~hermes_workspace.domain.semantic.embedding_input_version`). When other ones are
+        stored (another embedder, or inputs of another version),
+        delete every vector and attachment (every chunk becomes pending) and return True; the
+        first time, or when they are the same, return False.
 
         Raises:
             StoreError: the database failed, or (read-only index) the signature would change.
         """
 
         def run(conn: apsw.Connection) -> bool:
-            if self._usable(conn) and self._meta(conn) == (signature, dimensions):
+            wanted = (signature, dimensions, self._input_version)
+            if self._usable(conn) and (*self._meta(conn), self._stored_input_version(conn)) == wanted:
                 return False  # the common case takes no write lock
             self._connection("change the embedder signature", write=True)
             with self._write_transaction(conn):
                 self._ensure_tables(conn)  # a no-op unless they were dropped since opening
                 stored_signature, stored_dimensions = self._meta(conn)
-                if (stored_signature, stored_dimensions) == (signature, dimensions):
+                if (stored_signature, stored_dimensions, self._stored_input_version(conn)) == wanted:
                     return False
                 conn.execute("DELETE FROM chunk_vectors")
                 conn.execute("DELETE FROM vectors")
                 conn.executemany(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                    [(_SIGNATURE_KEY, signature), (_DIMENSIONS_KEY, str(int(dimensions)))],
+                    [(_SIGNATURE_KEY, signature), (_DIMENSIONS_KEY, str(int(dimensions))),
+                     (_INPUT_KEY, self._input_version)],
                 )
                 return stored_signature is not None or stored_dimensions is not None
 
@@ -376,7 +422,7 @@ class SqliteVecIndex(IndexFileConnection):
 
     def pending(self, limit: int) -> list[EmbeddingJob]:
         """Up to ``limit`` chunks without a ``chunk_vectors`` row, by ascending chunk id, each as
-        an :class:`EmbeddingJob` (``text`` = :func:`embedding_input`, ``key`` = its digest).
+        an :class:`EmbeddingJob` (``text`` = :func:`chunk_embedding_input`, ``key`` = its digest).
         ``chunk_id`` is the store's chunk id. ``limit < 1`` gives ``[]``.
 
         Raises:
@@ -386,16 +432,17 @@ class SqliteVecIndex(IndexFileConnection):
             return []
 
         def run(conn: apsw.Connection) -> list[EmbeddingJob]:
+            source = f"SELECT {_INPUT_COLUMNS} FROM chunks AS c JOIN files AS f ON f.id = c.file_id"
             if self._usable(conn):
-                sql = """SELECT c.id, coalesce(c.breadcrumb, c.section), c.content FROM chunks AS c
+                sql = f"""{source}
                          WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors AS cv WHERE cv.chunk_id = c.id)
                          ORDER BY c.id LIMIT ?"""
             else:  # a reader before the first vector: everything is pending
-                sql = "SELECT c.id, coalesce(c.breadcrumb, c.section), c.content FROM chunks AS c ORDER BY c.id LIMIT ?"
+                sql = f"{source} ORDER BY c.id LIMIT ?"
             jobs = []
-            for chunk_id, section, content in conn.execute(sql, (int(limit),)):
-                text = embedding_input(section, content)
-                jobs.append(EmbeddingJob(chunk_id=chunk_id, text=text, key=embedding_key(text)))
+            for row in conn.execute(sql, (int(limit),)):
+                text = _input(row, self.code_header)
+                jobs.append(EmbeddingJob(chunk_id=row[0], text=text, key=embedding_key(text)))
             return jobs
 
         return self._run("list chunks waiting for vectors", run)

@@ -25,7 +25,9 @@ from hermes_workspace.domain.project_config import (
     project_settings,
     with_primary_default,
 )
+from hermes_workspace.domain.profiles import normalize_extensions
 from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME
+from hermes_workspace.domain.sizes import parse_size, size_setting
 
 
 LOCK_WAIT_SECONDS = 30.0
@@ -160,12 +162,15 @@ class YamlConfigRepository:
                 dropped.append(position)
                 continue
             kept.add(path)
-            recursive, name = wanted[path].recursive, wanted[path].name
+            root = wanted[path]
+            recursive, name = root.recursive, root.name
             if isinstance(entry, str):
-                if recursive or name is not None:
-                    entries[position] = _new_entry(entry, recursive, name)
+                if recursive or name is not None or _has_file_settings(root):
+                    entries[position] = _new_entry(entry, root)
                 continue
-            if bool(entry.get("recursive", False)) != recursive:
+            _set_file_settings(entry, root)
+            # Without the key, a code profile means recursive (config loader).
+            if bool(entry.get("recursive", root.profile == "code")) != recursive:
                 entry["recursive"] = recursive
             if name is None:
                 entry.pop("name", None)
@@ -177,7 +182,7 @@ class YamlConfigRepository:
             del entries[position]
         for root in roots:
             if root.path not in kept:
-                entries.append(_new_entry(self._entry_text(root.path), root.recursive, root.name))
+                entries.append(_new_entry(self._entry_text(root.path), root))
         if orphan is not None:
             if entries:
                 _append_comment(entries[-1], orphan)
@@ -326,12 +331,51 @@ class ProjectConfigRepository(YamlConfigRepository):
             ) from exc
 
 
-def _new_entry(path: str, recursive: bool, name: str | None) -> CommentedMap:
-    """A ``knowledgebase.roots`` entry: ``{path, recursive}``, plus ``name`` when given."""
-    entry = CommentedMap(path=path, recursive=recursive)
-    if name is not None:
-        entry["name"] = name
+def _new_entry(path: str, root: Root) -> CommentedMap:
+    """A ``knowledgebase.roots`` entry: ``{path, recursive}``, plus ``name``, ``profile``,
+    ``extensions`` and ``max_file_size`` when the root has them."""
+    entry = CommentedMap(path=path, recursive=root.recursive)
+    if root.name is not None:
+        entry["name"] = root.name
+    _set_file_settings(entry, root)
     return entry
+
+
+def _has_file_settings(root: Root) -> bool:
+    return root.profile is not None or root.extensions is not None or root.max_file_size is not None
+
+
+def _set_file_settings(entry: Any, root: Root) -> None:
+    """Make ``entry``'s ``profile``, ``extensions`` and ``max_file_size`` say what ``root`` has
+    (a key is removed for ``None``); a value that already reads the same keeps its spelling
+    (``max_file_size: 1MB`` stays, not ``1048576``)."""
+    if root.profile is None:
+        entry.pop("profile", None)
+    elif entry.get("profile") != root.profile:
+        entry["profile"] = root.profile
+    current = entry.get("extensions")
+    if root.extensions is None:
+        entry.pop("extensions", None)
+    elif not _same_extensions(current, root.extensions):
+        entry["extensions"] = list(root.extensions)
+    if root.max_file_size is None:
+        entry.pop("max_file_size", None)
+    elif not _same_size(entry.get("max_file_size"), root.max_file_size):
+        entry["max_file_size"] = size_setting(root.max_file_size)
+
+
+def _same_extensions(value: Any, wanted: tuple[str, ...]) -> bool:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        return False
+    return normalize_extensions(items) == wanted
+
+
+def _same_size(value: Any, wanted: int) -> bool:
+    try:
+        return value is not None and parse_size(value, "max_file_size") == wanted
+    except ConfigError:
+        return False
 
 
 def _set_workspace_name(document: Any, name: str | None) -> None:

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.config import (
+    WorkspaceConfig,
+    root_extensions_setting,
+    root_max_file_size,
+    root_profile,
+)
 from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
 from hermes_workspace.domain.exclusions import excluded_path
 from hermes_workspace.domain.model import Root, RootChange
@@ -40,11 +45,21 @@ class AddRoot:
     config: ConfigRepository
     home: Path
 
-    def execute(self, path: Path | str, *, recursive: bool | None = None, name: str | None = None) -> RootChange:
+    def execute(
+        self, path: Path | str, *, recursive: bool | None = None, name: str | None = None,
+        profile: str | None = None, extensions: Sequence[str] | None = None,
+        max_file_size: int | str | None = None,
+    ) -> RootChange:
         """Add ``path`` (``~`` expanded, relative to the current directory, symlinks resolved).
 
         ``recursive``: index sub-folders too; ``None`` keeps the setting of a root already
-        configured, and means ``False`` for a new one. ``name``: the root's name (written to the
+        configured, and means ``False`` for a new one (``True`` with ``profile="code"``).
+        ``profile``: ``"code"`` (extensions from the project's marker files,
+        :mod:`~hermes_workspace.domain.profiles`), ``"none"`` to remove a profile, ``None`` to keep
+        what the root has. ``extensions``: the exact suffixes to index (``[".go", ".proto"]``),
+        winning over the profile; ``None`` keeps the root's. ``max_file_size``: the root's size
+        cap, bytes or a size string (``"1MB"``, :func:`~hermes_workspace.domain.sizes.parse_size`);
+        ``None`` keeps the root's. ``name``: the root's name (written to the
         config); ``None`` keeps the name of a root already configured, and gives a new one the
         name derived from its folder (not written, :mod:`~hermes_workspace.domain.root_names`).
         The config is read and written in one locked edit, so concurrent adds all persist.
@@ -56,14 +71,36 @@ class AddRoot:
             RootNotFoundError: ``path`` does not exist, is not a directory, or cannot be looked
                 at (a parent folder without permission).
             UsageError: ``path`` is an empty string; ``name`` breaks the naming rule or is the
-                name of another root (or the primary workspace is given a name: use ``roots rename``).
+                name of another root (or the primary workspace is given a name: use ``roots rename``);
+                ``profile`` is unknown, an extension malformed, ``max_file_size`` not a size; the
+                primary workspace is given a profile, extensions or a size cap.
             ConfigError: the existing config is invalid (nothing is written).
             ConfigWriteError: the config cannot be written.
         """
         if name is not None:
             _check_name(name)
+        wanted_profile = root_profile(profile, "--profile", UsageError) if profile is not None else None
+        wanted_extensions = (root_extensions_setting(list(extensions), "--extension", UsageError)
+                             if extensions is not None else None)
+        wanted_size = root_max_file_size(max_file_size, "--max-file-size", UsageError)
+        files_given = profile is not None or extensions is not None or max_file_size is not None
+        if recursive is None and wanted_profile == "code":
+            recursive = True  # a code profile means a repository (issue 12)
         resolved = _existing_directory(Path(_non_empty(path)).expanduser())
         outcome: list[RootChange] = []
+
+        def settled(existing: Root | None) -> Root:
+            """The root at ``resolved`` with the settings asked for, the others kept."""
+            base = existing or Root(path=resolved)
+            return replace(
+                base,
+                path=resolved,
+                recursive=(base.recursive if existing is not None else False) if recursive is None else recursive,
+                name=base.name if name is None else name,
+                profile=base.profile if profile is None else wanted_profile,
+                extensions=base.extensions if extensions is None else wanted_extensions,
+                max_file_size=base.max_file_size if max_file_size is None else wanted_size,
+            )
 
         def change(config: WorkspaceConfig) -> tuple[Root, ...] | None:
             named = config.all_roots(self.home)
@@ -74,23 +111,26 @@ class AddRoot:
                         f"{primary} is the primary workspace, named {named[0].name!r}",
                         hint=f"Rename it with: hermes-workspace roots rename {named[0].name} {name}",
                     )
+                if files_given:
+                    raise UsageError(
+                        f"{primary} is the primary workspace: it takes no profile, extensions or size cap",
+                        hint="Add the repository as a root of its own: hermes-workspace roots add PATH --profile code",
+                    )
                 outcome.append(RootChange(named[0], "unchanged"))
                 return None
             _check_free(name, resolved, named)
             roots = list(config.roots)
             for i, existing in enumerate(roots):
                 if existing.path == resolved:
-                    wanted = existing.recursive if recursive is None else recursive
-                    wanted_name = existing.name if name is None else name
                     before = _named(existing, named)
-                    if wanted == existing.recursive and wanted_name == existing.name:
+                    if settled(existing) == existing:
                         outcome.append(RootChange(before, "unchanged", before))
                         return None
-                    roots[i] = Root(path=resolved, recursive=wanted, name=wanted_name)
+                    roots[i] = settled(existing)
                     outcome.append(RootChange(_named(roots[i], config.with_roots(tuple(roots)).all_roots(self.home)),
                                               "updated", before))
                     return tuple(roots)
-            root = Root(path=resolved, recursive=bool(recursive), name=name)
+            root = settled(None)
             roots.append(root)
             outcome.append(RootChange(_named(root, config.with_roots(tuple(roots)).all_roots(self.home)), "added"))
             return tuple(roots)
@@ -129,12 +169,12 @@ class RenameRoot:
                 outcome.append(RootChange(target, "unchanged", target))
                 return None
             _check_free(new, target.path, named)
-            renamed = Root(path=target.path, recursive=target.recursive, primary=target.primary, name=new)
+            renamed = replace(target, name=new)
             outcome.append(RootChange(renamed, "updated", target))
             if target.primary:
                 return (renamed, *config.roots)
             return tuple(
-                Root(path=r.path, recursive=r.recursive, name=new) if r.path == target.path else r
+                replace(r, name=new) if r.path == target.path else r
                 for r in config.roots
             )
 

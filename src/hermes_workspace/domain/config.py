@@ -24,9 +24,10 @@ from hermes_workspace.domain.conversion import (
     NO_CONVERTER,
     SUFFIX_PATTERN,
 )
-from hermes_workspace.domain.errors import ConfigError
+from hermes_workspace.domain.errors import ConfigError, WorkspaceError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Root
+from hermes_workspace.domain.profiles import PROFILES, extension_problem, normalize_extensions
 from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, name_roots, root_name_problem
 from hermes_workspace.domain.sizes import parse_size
 
@@ -150,7 +151,11 @@ class EmbedderConfig:
     ``dimensions`` (0: the model's own), ``timeout_s`` per request, and ``consent``: the base URL
     the user agreed to send chunk text to. Nothing is sent unless ``consent == base_url``.
     ``quantize`` (``onnx`` only): run an int8 copy of the model, about twice as fast, slightly
-    less accurate (see :class:`~hermes_workspace.adapters.onnx_embedder.OnnxEmbedder`)."""
+    less accurate (see :class:`~hermes_workspace.adapters.onnx_embedder.OnnxEmbedder`).
+    ``code_header``: embed each chunk of a code file after a ``File:``/``Language:``/``Lines:``
+    header (:func:`~hermes_workspace.domain.semantic.code_chunk_header`; issue 12, seed 002). Off by
+    default: on code-nav-flask it cost one or two queries of 40 in top-3 (hybrid and semantic);
+    a change re-embeds every chunk."""
 
     provider: str = "none"
     model: str = ""
@@ -161,6 +166,7 @@ class EmbedderConfig:
     timeout_s: float = 30.0
     consent: str = ""
     quantize: bool = False
+    code_header: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -611,12 +617,13 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
     "knowledgebase.watch": frozenset({"debounce_ms", "reconcile_minutes"}),
     "knowledgebase.auto_index": frozenset({"enabled", "debounce_seconds"}),
-    "knowledgebase.roots[]": frozenset({"path", "recursive", "name"}),
+    "knowledgebase.roots[]": frozenset({"path", "recursive", "name", "profile", "extensions", "max_file_size"}),
     "knowledgebase.chunking": frozenset({"chunk_size", "overlap", "threshold"}),
     "knowledgebase.indexing": frozenset({"max_file_mb"}),
     "knowledgebase.search": frozenset({"default_limit"}),
     "knowledgebase.embedder": frozenset(
-        {"provider", "model", "batch_size", "base_url", "api_key_env", "dimensions", "timeout_s", "consent", "quantize"}
+        {"provider", "model", "batch_size", "base_url", "api_key_env", "dimensions", "timeout_s", "consent", "quantize",
+         "code_header"}
     ),
     "knowledgebase.retriever": frozenset({"mode", "sparse_top_k", "dense_top_k", "rrf_k", "max_hits_per_file"}),
     "knowledgebase.reranker": frozenset({"provider", "model", "top_n", "deadline_ms"}),
@@ -718,6 +725,7 @@ def _embedder(data: Mapping[str, Any]) -> EmbedderConfig:
     if quantize and provider != "onnx":
         raise ConfigError(f"{p}quantize is read by the onnx provider only (provider is {provider})")
     return EmbedderConfig(
+        code_header=_bool(data, "code_header", False, p + "code_header"),
         quantize=quantize,
         provider=provider,
         model=_str(data, "model", "", p + "model"),
@@ -907,15 +915,83 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
         if not isinstance(item, Mapping) or not isinstance(item.get("path"), str) or not item["path"].strip():
             raise ConfigError(
                 f"knowledgebase.roots[{i}] must be a mapping with a non-empty 'path', got {item!r}",
-                hint="Each root looks like {path: /abs/dir, recursive: false} (name: optional).",
+                hint="Each root looks like {path: /abs/dir, recursive: false} (name, profile, extensions, "
+                "max_file_size: optional).",
             )
-        _check_keys(item, "knowledgebase.roots[]", name=f"knowledgebase.roots[{i}]")
-        recursive = _bool(item, "recursive", False, f"knowledgebase.roots[{i}].recursive")
-        name = _root_name(item, f"knowledgebase.roots[{i}].name")
+        where = f"knowledgebase.roots[{i}]"
+        _check_keys(item, "knowledgebase.roots[]", name=where)
+        profile = root_profile(item.get("profile"), f"{where}.profile")
+        # A code profile means a repository: its files are in sub-folders (issue 12).
+        recursive = _bool(item, "recursive", profile == "code", f"{where}.recursive")
+        name = _root_name(item, f"{where}.name")
+        extensions = root_extensions_setting(item.get("extensions"), f"{where}.extensions")
+        max_file_size = root_max_file_size(item.get("max_file_size"), f"{where}.max_file_size")
         path = normalize_root_path(item["path"], base_dir)
         if all(r.path != path for r in roots):
-            roots.append(Root(path=path, recursive=recursive, name=name))
+            roots.append(Root(path=path, recursive=recursive, name=name, profile=profile, extensions=extensions,
+                              max_file_size=max_file_size))
     return tuple(roots)
+
+
+def root_profile(value: Any, where: str, error: type[WorkspaceError] = ConfigError) -> str | None:
+    """A root's ``profile`` setting: ``None`` (absent) or one of
+    :data:`~hermes_workspace.domain.profiles.PROFILES`; ``"none"`` also means ``None``.
+
+    Raises:
+        ConfigError (or ``error``): any other value; the message names ``where``.
+    """
+    if value is None or value == "none":
+        return None
+    if not isinstance(value, str) or value.strip() not in PROFILES:
+        raise error(
+            f"{where} must be one of {', '.join(PROFILES)}, got {_kind(value)}",
+            hint="profile: code indexes a source repository (extensions chosen from its marker files).",
+        )
+    return value.strip()
+
+
+def root_extensions_setting(
+    value: Any, where: str, error: type[WorkspaceError] = ConfigError
+) -> tuple[str, ...] | None:
+    """A root's ``extensions`` setting: ``None`` (absent), or a non-empty list of extensions
+    (:func:`~hermes_workspace.domain.profiles.extension_problem`), lower-cased, deduplicated and
+    sorted; a single string is a list of one.
+
+    Raises:
+        ConfigError (or ``error``): not a list, an empty list, or an item that is not an
+            extension (``py`` without its dot, ``.tar.gz``); the message names ``where``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise error(f"{where} must be a list of file extensions, got {_kind(value)}",
+                    hint="For example: extensions: [.go, .proto].")
+    if not value:
+        raise error(f"{where} is empty: no file would be indexed",
+                    hint="List the extensions to index ([.py, .md]), or remove the key.")
+    for item in value:
+        problem = extension_problem(item)
+        if problem is not None:
+            raise error(f"{where}: {problem}", hint="For example: extensions: [.go, .proto].")
+    return normalize_extensions(value)
+
+
+def root_max_file_size(value: Any, where: str, error: type[WorkspaceError] = ConfigError) -> int | None:
+    """A root's ``max_file_size`` setting in bytes: ``None`` (absent), else what
+    :func:`~hermes_workspace.domain.sizes.parse_size` reads (``1MB``, ``500KB``, ``2000000``), at least 1.
+
+    Raises:
+        ConfigError (or ``error``): not a size, or 0; the message names ``where``.
+    """
+    if value is None:
+        return None
+    size = parse_size(value, where, error)
+    if size < 1:
+        raise error(f"{where} must be at least 1 byte, got {value!r}",
+                    hint="Files larger than this are skipped; for example: max_file_size: 1MB.")
+    return size
 
 
 def _root_name(data: Mapping[str, Any], where: str) -> str | None:

@@ -49,17 +49,45 @@ class Root:
     ``WorkspaceConfig.roots`` it is the configured ``name`` (``None`` when the entry has none);
     the roots of ``WorkspaceConfig.all_roots`` (what ``roots list``, search and retrieve use) all
     have one, configured or derived from the folder's name.
+
+    Which files (issue 12, :mod:`hermes_workspace.domain.profiles`): ``profile`` ``None`` or
+    ``"code"`` (extensions detected from the project's marker files at each index run);
+    ``extensions`` an explicit tuple of lower-cased suffixes (``(".go", ".proto")``), which wins
+    over detection, ``None`` when not set; ``max_file_size`` the root's own size cap in bytes
+    (larger files are skipped as ``too_large``), replacing ``knowledgebase.indexing.max_file_mb``
+    for this root; ``None``: the global cap.
     """
 
     path: Path
     recursive: bool = False
     primary: bool = False
     name: str | None = None
+    profile: str | None = None
+    extensions: tuple[str, ...] | None = None
+    max_file_size: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``roots list`` JSON shape: ``{"name": str | null, "path": str, "recursive": bool,
-        "primary": bool}``."""
-        return {"name": self.name, "path": str(self.path), "recursive": self.recursive, "primary": self.primary}
+        "primary": bool, "profile": "code" | null, "extensions": [str] | null,
+        "max_file_size": int (bytes) | null}``."""
+        return {
+            "name": self.name, "path": str(self.path), "recursive": self.recursive, "primary": self.primary,
+            "profile": self.profile,
+            "extensions": list(self.extensions) if self.extensions is not None else None,
+            "max_file_size": self.max_file_size,
+        }
+
+
+def _file_settings(root: Root) -> list[str]:
+    """``root``'s profile, extensions and size cap in words (``profile code``), for messages."""
+    words = []
+    if root.profile is not None:
+        words.append(f"profile {root.profile}")
+    if root.extensions is not None:
+        words.append(f"extensions {' '.join(root.extensions)}")
+    if root.max_file_size is not None:
+        words.append(f"files up to {root.max_file_size} bytes")
+    return words
 
 
 RootAction = Literal["added", "updated", "unchanged"]
@@ -94,6 +122,9 @@ class RootChange:
         def mode(root: Root) -> str:
             return "recursive" if root.recursive else "top level only"
 
+        def described(root: Root) -> str:
+            return ", ".join([mode(root), *_file_settings(root)])
+
         previous = self.previous
         if self.action == "updated" and previous is not None and previous.name != self.root.name:
             renamed = f"renamed root {previous.name} ({self.root.path}) to {self.root.name}"
@@ -103,7 +134,9 @@ class RootChange:
         if self.root.primary:
             return f"{self.root.path} is the primary workspace, always indexed recursively; nothing changed"
         if self.action == "added":
-            return f"added {self.root.path} as {self.root.name} ({mode(self.root)})"
+            return f"added {self.root.path} as {self.root.name} ({described(self.root)})"
+        if self.action == "updated" and previous is not None and _file_settings(previous) != _file_settings(self.root):
+            return f"{self.root.path} was already a root; now {described(self.root)}"
         if self.action == "updated" and previous is not None and previous.recursive == self.root.recursive:
             # `roots add PATH --name N` with the name it had by default: the name is pinned.
             return f"{self.root.path} keeps the name {self.root.name}, now written to the config"

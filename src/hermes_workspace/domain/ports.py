@@ -45,9 +45,12 @@ class FileSource(Protocol):
         self, roots: Sequence[Root]
     ) -> Iterator[SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem]:
         """Walk ``roots`` in order, applying the always-on exclusions
-        (:mod:`hermes_workspace.domain.exclusions`), each root's ignore rules, the binary suffixes
-        and the size cap. Yields a :class:`SourceFile` per candidate, a :class:`SkippedFile` per
-        file left out for a countable reason, an :class:`ExcludedPath` per secret,
+        (:mod:`hermes_workspace.domain.exclusions`), each root's ignore rules, the extensions it
+        indexes (:func:`~hermes_workspace.domain.profiles.root_extensions`, from its top-level file
+        names at each call: files of other extensions are left out silently), the binary
+        suffixes and the size cap (the root's ``max_file_size``, else the source's). Yields a
+        :class:`SourceFile` per candidate, a :class:`SkippedFile` per file left out for a
+        countable reason, an :class:`ExcludedPath` per secret,
         version-control or workspace-internal path left out (a folder once, not walked), and a
         :class:`DiscoveryProblem` per path that could not be looked at (a missing root is one,
         with ``path == root``). Never raises for one bad path."""

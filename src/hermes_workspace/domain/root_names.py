@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from hermes_workspace.domain.model import Root
@@ -65,7 +66,7 @@ def name_roots(roots: Sequence[Root]) -> list[Root]:
                 suffix = f"-{n}"
                 name = base[: MAX_ROOT_NAME - len(suffix)] + suffix
             taken.add(name)
-            root = Root(path=root.path, recursive=root.recursive, primary=root.primary, name=name)
+            root = replace(root, name=name)
         named.append(root)
     return named
 

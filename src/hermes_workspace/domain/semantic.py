@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hermes_workspace.domain.constants import CODE_LANGUAGES
+from hermes_workspace.domain.paths import display_name
+
 Vector = array
 """A float32 vector (``array('f')``), unit length. The standard library's ``array`` keeps numpy
 and every other library type out of the ports; ``vector.tobytes()`` is the little-endian float32
@@ -47,7 +50,7 @@ English queries and passages 0.89-1.0, Python source 0.65-1.0, Arabic and Russia
 @dataclass(frozen=True, slots=True)
 class EmbeddingJob:
     """A chunk that has no vector yet. ``chunk_id`` is the index's own handle for the chunk
-    (valid for the current index run), ``text`` what is embedded (:func:`embedding_input`) and
+    (valid for the current index run), ``text`` what is embedded (:func:`chunk_embedding_input`) and
     ``key`` its digest (:func:`embedding_key`): chunks with equal ``key`` share one vector."""
 
     chunk_id: int
@@ -97,11 +100,58 @@ class VectorStatus:
 def embedding_input(section: str | None, content: str) -> str:
     """The text embedded for a chunk: its context line (callers pass the breadcrumb, a heading
     path or qualified name, else the section line: what the chunk is about) then its content. The path is left out so that a moved or
-    copied file reuses its vectors."""
+    copied file reuses its vectors; :func:`chunk_embedding_input` adds it for code chunks only."""
     content = content.strip()
     if section and section.strip() and section.strip() not in content[: len(section) + 8]:
         return f"{section.strip()}\n{content}"
     return content
+
+
+PLAIN_INPUT = "1"
+"""Input version of :func:`chunk_embedding_input` without the code header: breadcrumb and content
+(what every index made before the version was recorded holds)."""
+CODE_HEADER_INPUT = "2"
+"""Input version with :func:`code_chunk_header` before the text of code chunks (issue 12)."""
+
+
+def embedding_input_version(code_header: bool) -> str:
+    """The version of what :func:`chunk_embedding_input` gives the embedder with ``code_header``
+    on or off (:data:`PLAIN_INPUT`, :data:`CODE_HEADER_INPUT`). A vector index stores it next to
+    the embedder's signature: when it changes, every stored vector is dropped and the chunks are
+    embedded again, as for a new model."""
+    return CODE_HEADER_INPUT if code_header else PLAIN_INPUT
+
+
+def code_chunk_header(relative_path: str, language: str, start_line: int, end_line: int) -> str:
+    """The lines put before a code chunk's text for the embedder (seed 002, "File metadata header
+    in indexed content"): ``File: <path relative to its root>\nLanguage: <language>\nLines:
+    <start>-<end>\n\n``. Only the embedder sees it: the stored chunk, its keyword index and its
+    line range are unchanged."""
+    return f"File: {relative_path}\nLanguage: {language}\nLines: {start_line}-{end_line}\n\n"
+
+
+def chunk_embedding_input(
+    section: str | None, content: str, *, path: str, root: str, start_line: int, end_line: int,
+    code_header: bool,
+) -> str:
+    """What is embedded for a chunk of the file ``path`` (absolute, ``/``-separated) under the
+    root folder ``root``, lines ``start_line``-``end_line``: :func:`embedding_input`, preceded
+    (when ``code_header``) by :func:`code_chunk_header` when the file's suffix is a code language
+    (:data:`~hermes_workspace.domain.constants.CODE_LANGUAGES`: the language is the tree-sitter
+    grammar name, ``python``, ``typescript``...). The header names the file, so code that moves
+    is embedded again; prose (markdown, text, converted documents) has no header and keeps
+    sharing vectors across copies."""
+    body = embedding_input(section, content)
+    if not code_header:
+        return body
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    language = CODE_LANGUAGES.get(name[dot:].lower()) if dot > 0 else None
+    if language is None:
+        return body
+    prefix = root.rstrip("/") + "/"
+    relative = path[len(prefix):] if path.startswith(prefix) else name
+    return code_chunk_header(display_name(relative), language, start_line, end_line) + body
 
 
 def embedding_key(text: str) -> str:

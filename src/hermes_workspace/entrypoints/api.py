@@ -307,9 +307,11 @@ class Workspace:
         return self._container.list_roots().execute()
 
     def add_root(
-        self, path: str | os.PathLike[str], *, recursive: bool | None = None, name: str | None = None
+        self, path: str | os.PathLike[str], *, recursive: bool | None = None, name: str | None = None,
+        profile: str | None = None, extensions: list[str] | tuple[str, ...] | None = None,
+        max_file_size: int | str | None = None,
     ) -> RootChange:
-        """Add a directory, or change whether an added one is recursive, or its name.
+        """Add a directory, or change whether an added one is recursive, its name or its files.
 
         ``recursive``: index its sub-folders too; ``None`` keeps the setting of a root already
         configured and means ``False`` for a new one. ``name``: the root's name (1-64 ASCII
@@ -318,16 +320,29 @@ class Workspace:
         ``added``, ``updated`` or ``unchanged``, ``previous``, ``message``; ``path``,
         ``recursive`` and the root's ``name`` as on a :class:`Root`).
 
+        ``profile``: ``"code"`` (a repository: recursive unless ``recursive=False``, extensions
+        chosen from its marker files at each index run), ``"none"`` to remove it; ``extensions``:
+        the exact suffixes to index (``[".go", ".proto"]``), winning over the profile;
+        ``max_file_size``: this root's size cap, bytes or ``"1MB"``. ``None`` keeps each as the
+        root has it (the ``roots add`` options ``--profile``, ``--extension``, ``--max-file-size``).
+
         Raises:
             UsageError: ``path`` is not a non-empty string or path, ``recursive`` not a bool,
-                ``name`` invalid or another root's.
+                ``name`` invalid or another root's; ``profile`` unknown, an extension
+                malformed, ``max_file_size`` not a size (error code ``usage_error``).
             RootNotFoundError: the directory does not exist or cannot be looked at.
             ConfigError, ConfigWriteError: config.yaml is invalid or cannot be written.
         """
         _check_type("path", path, (str, os.PathLike))
         _check_type("recursive", recursive, (bool, type(None)))
         _check_type("name", name, (str, type(None)))
-        change = self._container.add_root().execute(os.fspath(path), recursive=recursive, name=name)
+        _check_type("profile", profile, (str, type(None)))
+        _check_type("extensions", extensions, (list, tuple, type(None)))
+        _check_type("max_file_size", max_file_size, (int, str, type(None)))
+        change = self._container.add_root().execute(
+            os.fspath(path), recursive=recursive, name=name, profile=profile, extensions=extensions,
+            max_file_size=max_file_size,
+        )
         self._readmit(change.path)
         return change
 

@@ -115,8 +115,11 @@ def roots_list() -> _Output:
 
 
 @roots_app.command(name="add")
-def roots_add(path: str, /, *, recursive: bool | None = None, name: str | None = None) -> _Output:
-    """Add a folder to index, or change whether an added one is recursive, or its name.
+def roots_add(
+    path: str, /, *, recursive: bool | None = None, name: str | None = None, profile: str | None = None,
+    extension: list[str] | None = None, max_file_size: str | None = None,
+) -> _Output:
+    """Add a folder to index, or change whether an added one is recursive, its name or which files it indexes.
 
     Parameters
     ----------
@@ -128,9 +131,21 @@ def roots_add(path: str, /, *, recursive: bool | None = None, name: str | None =
     name
         The root's name for --root (1-64 ASCII letters, digits, _ or -). Default: the folder's
         name, made unique (-2, -3...); unchanged for one already added.
+    profile
+        "code": a source repository, recursive unless --no-recursive; the file extensions are
+        chosen at each index run from its marker files (package.json, pyproject.toml, go.mod,
+        Cargo.toml, pom.xml, Gemfile...), markdown always; "none" removes the profile.
+    extension
+        Index only files with this extension (repeat: --extension .go --extension .proto); wins
+        over the profile's choice. Default: unchanged.
+    max_file_size
+        Skip this root's files larger than this (1MB, 500KB, bytes; binary units), instead of
+        knowledgebase.indexing.max_file_mb. Default: unchanged.
     """
     with _workspace() as ws:
-        change, source = ws.add_root(path, recursive=recursive, name=name), ws.config_source
+        change = ws.add_root(path, recursive=recursive, name=name, profile=profile, extensions=extension,
+                             max_file_size=max_file_size)
+        source = ws.config_source
     return _Output({**change.to_json(), "config": source.to_json()}, lambda con: _human_change(con, change.message, source))
 
 
