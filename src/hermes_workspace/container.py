@@ -549,6 +549,8 @@ class Container(containers.DeclarativeContainer):
         embedding=embedding,
         conversions=conversions,
     )
+    # Per-root coverage (issue 12): one stat of each root's folder at query time.
+    root_probe = providers.Object(lazy("hermes_workspace.adapters.filesystem_probe:root_unavailable"))
     search_workspace = providers.Factory(
         lazy("hermes_workspace.application.search:SearchWorkspace"),
         store=search_store,
@@ -557,6 +559,7 @@ class Container(containers.DeclarativeContainer):
         reranker=reranker,
         settings=providers.Callable(_retrieval_settings, config, embedder),
         roots=providers.Callable(_searched_roots, config, home),
+        root_probe=root_probe,
     )
     # Catalog (issue 10): `doctor` opens the read-only store itself, so that a damaged file is a
     # failed check rather than an error.

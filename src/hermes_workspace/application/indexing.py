@@ -178,6 +178,8 @@ class IndexWorkspace:
             with self.lock.hold():
                 self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
                 roots = self._roots()
+                # Walked whole: their coverage is recorded (paths come under the resolved folder).
+                summary.track_roots((r.path, Path(os.path.realpath(r.path))) for r in roots)
                 signature = file_signatures(self.config, self.chunker)  # per file: its route's chunker
                 candidates, seen, unreadable = self._discover(roots, summary)
                 progress.start(len(candidates))
@@ -191,7 +193,9 @@ class IndexWorkspace:
                 self._prune(seen, unreadable, summary)
                 self._prune_conversions()
                 self.store.record_exclusions(summary.excluded)
-                self.store.record_run(utc_iso(self.clock()), summary.skipped)
+                finished = utc_iso(self.clock())
+                self.store.record_run(finished, summary.skipped)
+                self.store.record_root_counts(summary.root_counts(finished))
                 if self.embedding is not None:
                     stage = "embedding"
                     summary.semantic = self.embedding.execute(progress)
@@ -211,7 +215,8 @@ class IndexWorkspace:
     def _discover(
         self, roots: list[Root], summary: IndexSummary
     ) -> tuple[list[SourceFile], set[Path], set[Path]]:
-        """Candidates in walk order (first root wins for a file under two roots), every path
+        """Candidates in walk order (roots never overlap, the config refuses it; should a source
+        yield a path twice, the first stays), every path
         seen, and the paths that could not be looked at: whatever the index holds under those is
         kept rather than pruned (an unmounted drive or a folder without permission is not a
         deletion)."""
@@ -229,9 +234,9 @@ class IndexWorkspace:
                     seen.add(item.path)
                     candidates.append(item)
             elif isinstance(item, SkippedFile):
-                summary.add_skip(item.reason)
+                summary.add_skip(item.reason, item.path)
             elif isinstance(item, ExcludedPath):
-                summary.add_exclusion(item.category)
+                summary.add_exclusion(item.category, item.path)
             elif isinstance(item, DiscoveryProblem):
                 unreadable.add(item.path)
                 summary.add_error(FileFailure(str(item.path), "discover", item.error_type, item.message))
@@ -476,7 +481,7 @@ class IndexWorkspace:
         ``indexed`` (a version that no longer matches the file); ``kept``: noted as kept."""
         if kept:
             summary.add_note(KEPT_NOTE)
-        summary.add_skip("converter_unavailable")
+        summary.add_skip("converter_unavailable", path)
         note = f"{path.suffix.lower()} files skipped: {error.message}. {error.hint}"
         if note not in summary.notes:
             summary.add_note(note)

@@ -27,7 +27,7 @@ from hermes_workspace.domain.conversion import (
 from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Root
-from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, name_roots, root_name_problem
+from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, first_overlap, name_roots, root_name_problem
 
 MAX_FILE_MB_LIMIT = 1_000_000.0
 """Upper bound of ``max_file_mb`` (a terabyte): larger values overflow byte counts."""
@@ -367,7 +367,10 @@ class WorkspaceConfig:
         Raises:
             ConfigError: a section is not a mapping, a value has the wrong type, or a constraint of
                 seed 000 fails (``chunk_size > 0``, ``0 <= overlap < chunk_size``,
-                ``threshold >= 0``, ``max_file_mb > 0``, ``default_limit >= 1``).
+                ``threshold >= 0``, ``max_file_mb > 0``, ``default_limit >= 1``); two roots index
+                the same files: the same folder twice or through a symbolic link, a root inside a
+                recursive one (the primary workspace included, when ``base_dir`` is given and it
+                is enabled), the message naming both entries (:func:`_check_overlaps`).
         """
         data = data or {}
         if not isinstance(data, Mapping):
@@ -392,6 +395,11 @@ class WorkspaceConfig:
         workspace_name = _root_name(ws, "workspace.name")
         roots = _roots(kb.get("roots"), base_dir)
         _check_unique_names(workspace_name or PRIMARY_ROOT_NAME, roots)
+        # The primary workspace is HOME/workspace unless workspace.path says otherwise; base_dir is
+        # the config file's folder, HOME (without it, the added roots are checked among themselves).
+        primary = workspace_path or (base_dir / c.WORKSPACE_DIRNAME if base_dir is not None else None)
+        _check_overlaps(roots, primary if enabled else None,
+                        "workspace.path" if workspace_path is not None else "the primary workspace")
 
         chunk_size = _int(chunking, "chunk_size", c.DEFAULT_CHUNK_SIZE, "knowledgebase.chunking.chunk_size")
         overlap = _int(chunking, "overlap", c.DEFAULT_OVERLAP, "knowledgebase.chunking.overlap")
@@ -788,9 +796,49 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
         recursive = _bool(item, "recursive", False, f"knowledgebase.roots[{i}].recursive")
         name = _root_name(item, f"knowledgebase.roots[{i}].name")
         path = normalize_root_path(item["path"], base_dir)
-        if all(r.path != path for r in roots):
-            roots.append(Root(path=path, recursive=recursive, name=name))
+        roots.append(Root(path=path, recursive=recursive, name=name))
     return tuple(roots)
+
+
+def _check_overlaps(roots: tuple[Root, ...], primary: Path | None, primary_label: str) -> None:
+    """Raise ConfigError when two roots index the same files (seed 004: duplicate and
+    overlapping roots are errors, symlink aliases included; :func:`~hermes_workspace.domain.root_names.root_overlap`),
+    naming both entries (``knowledgebase.roots[2]``; the primary workspace, always recursive,
+    as ``primary_label``, when ``primary`` is given: it is indexed). Folders are compared with
+    symlinks resolved (``os.path.realpath``; a missing folder as written)."""
+    entries: list[tuple[Root, Path]] = []
+    labels: list[str] = []
+    if primary is not None:
+        entries.append((Root(path=primary, recursive=True, primary=True), Path(os.path.realpath(primary))))
+        labels.append(primary_label)
+    for i, root in enumerate(roots):
+        entries.append((root, Path(os.path.realpath(root.path))))
+        labels.append(f"knowledgebase.roots[{i}]")
+    found = first_overlap(entries)
+    if found is None:
+        return
+    i, j, kind = found
+    (first, _), (second, _) = entries[i], entries[j]
+    a, b = f"{labels[i]} ({first.path})", f"{labels[j]} ({second.path})"
+    if kind == "same" and first.path == second.path:
+        raise ConfigError(f"{b} repeats {a}", hint=f"Remove one of the two entries ({labels[j]}).")
+    if kind == "same":
+        raise ConfigError(f"{b} is the same folder as {a}, through a symbolic link",
+                          hint=f"A folder is indexed once: remove one of the two entries ({labels[j]}).")
+    if kind == "inside":
+        if first.primary:
+            hint = (f"Remove {labels[j]}: the primary workspace indexes its files already (narrow a search with "
+                    "--path); or set workspace.enabled: false.")
+        else:
+            hint = f"Remove {labels[j]}, or make {labels[i]} non-recursive (recursive: false)."
+        raise ConfigError(f"{b} lies inside {a}, which is recursive: its files would be indexed twice", hint=hint)
+    if first.primary:
+        hint = (f"Make {labels[j]} non-recursive (recursive: false), remove it, or set workspace.enabled: false "
+                "(or move workspace.path out of it).")
+    else:
+        hint = f"Remove {labels[i]}, or make {labels[j]} non-recursive (recursive: false)."
+    raise ConfigError(f"{b} contains {a} and is recursive: the files of {labels[i]} would be indexed twice",
+                      hint=hint)
 
 
 def _root_name(data: Mapping[str, Any], where: str) -> str | None:
