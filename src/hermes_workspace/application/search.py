@@ -239,7 +239,8 @@ class SearchWorkspace:
         roots whose hits are returned, the home root's name (``None`` when the roots were
         chosen explicitly or ``cwd`` is in no root), whether the search widened, and each listed
         root's ``coverage`` (:meth:`root_coverage`; chunks without a vector count only in
-        semantic and hybrid mode).
+        semantic and hybrid mode). A root whose folder is missing, not a folder or not readable
+        now (``unavailable``) serves no hit: what the index still holds of it is not current.
 
         Raises:
             UsageError: an unknown ``mode``; a malformed or empty ``glob`` (unclosed ``[`` or
@@ -265,13 +266,14 @@ class SearchWorkspace:
             compile_glob(glob)  # a malformed pattern is a usage error, whichever side searches first
         selected = explicit if explicit is not None else [home] if home is not None else every
         narrowed = explicit is not None or home is not None
+        problems: dict[Path, UnavailableReason | None] = {}  # one stat per root, at most
         results, pending = self._run(text, _root_prefixes(prefix, selected) if narrowed else prefix, glob, limit,
-                                     mode, selected if narrowed else None)
+                                     mode, selected if narrowed else None, self._unavailable(selected, problems))
         widened = home is not None and not results.ranked
         if widened:  # nothing at all in the home root: every root
             selected = every
-            results, pending = self._run(text, prefix, glob, limit, mode)
-        coverage = self._coverage(selected, pending if mode != "keyword" else None)
+            results, pending = self._run(text, prefix, glob, limit, mode, None, self._unavailable(every, problems))
+        coverage = self._coverage(selected, pending if mode != "keyword" else None, problems)
         results.scope = scope_json({"roots": [r.name for r in selected],
                                     "home": home.name if home is not None else None, "widened": widened,
                                     "coverage": [row.to_json() for row in coverage]})
@@ -290,16 +292,28 @@ class SearchWorkspace:
         return self._coverage(list(self.roots) if roots is None else roots,
                               self._pending_by_root() if semantic else None)
 
-    def _coverage(self, roots: Sequence[Root], pending: Mapping[Path, int] | None) -> list[RootCoverage]:
+    def _coverage(self, roots: Sequence[Root], pending: Mapping[Path, int] | None,
+                  problems: dict[Path, UnavailableReason | None] | None = None) -> list[RootCoverage]:
         """Coverage rows of ``roots``; ``pending``: chunks without a vector by root folder, or
-        ``None`` when vectors do not matter (a keyword search)."""
+        ``None`` when vectors do not matter (a keyword search); ``problems``: folders already
+        looked at (:meth:`_unavailable`)."""
         counts = self.store.root_counts()
-        probe = self.root_probe
+        problems = {} if problems is None else problems
+        self._unavailable(roots, problems)
         return [
-            RootCoverage.of(str(root.name), counts.get(root.path), probe(root.path) if probe is not None else None,
-                            (pending or {}).get(root.path, 0))
+            RootCoverage.of(str(root.name), counts.get(root.path), problems[root.path], (pending or {}).get(root.path, 0))
             for root in roots
         ]
+
+    def _unavailable(self, roots: Sequence[Root], problems: dict[Path, UnavailableReason | None]) -> set[str]:
+        """The names of ``roots`` whose folder cannot be searched now (``root_probe``, one stat
+        per folder, remembered in ``problems``): their files are not served, since what the
+        index holds of them is gone or cannot be verified (the coverage says ``unavailable``)."""
+        probe = self.root_probe
+        for root in roots:
+            if root.path not in problems:
+                problems[root.path] = probe(root.path) if probe is not None else None
+        return {str(root.name) for root in roots if problems[root.path] is not None}
 
     def _pending_by_root(self) -> dict[Path, int] | None:
         """Chunks without a vector by root folder when an embedder is configured and usable
@@ -319,12 +333,14 @@ class SearchWorkspace:
                 close()
 
     def _run(self, text: str, prefix: str | tuple[str, ...] | None, glob: str | None, limit: int,
-             mode: str, selected: Sequence[Root] | None = None) -> tuple[SearchResults, dict[Path, int]]:
+             mode: str, selected: Sequence[Root] | None = None, unavailable: set[str] | frozenset[str] = frozenset(),
+             ) -> tuple[SearchResults, dict[Path, int]]:
         """One search over the files under ``prefix`` (one prefix or several, ``None``: all),
         through every stage, each hit with its ``root_name``; with ``selected``, only the hits
         whose root (``root_name``) is one of them: a root inside a non-recursive selected root
-        is under its prefix but not part of it. Also the chunks without a vector by root folder,
-        when the semantic side read them."""
+        is under its prefix but not part of it; never the hits of the ``unavailable`` roots
+        (names). Also the chunks without a vector by root folder, when the semantic side read
+        them."""
         search = _Search(
             text=text,
             query=parse_query(text),
@@ -354,6 +370,8 @@ class SearchWorkspace:
         if selected is not None:
             names = {root.name for root in selected}
             search.hits = [hit for hit in search.hits if hit.root_name in names]
+        if unavailable:
+            search.hits = [hit for hit in search.hits if hit.root_name not in unavailable]
         return search.results(), search.pending
 
     def _with_root_name(self, hit: SearchHit) -> SearchHit:
