@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--quick|--full] [--only quality,semantic,workspace_qa,speed,latency,scaling] [--report-only]``
+"""``python -m benchmarks [--quick|--full] [--only quality,semantic,workspace_qa,speed,latency,scaling,incremental] [--report-only]``
 
 Runs the chosen parts in order, each writing ``benchmarks/results/<part>.json``, then rebuilds
 ``benchmarks/results/REPORT.md`` and the plots from whatever result files exist. A part that fails
@@ -15,7 +15,7 @@ import traceback
 
 from benchmarks import common
 
-PARTS = ("quality", "semantic", "workspace_qa", "speed", "latency", "scaling")
+PARTS = ("quality", "semantic", "workspace_qa", "speed", "latency", "scaling", "scoping", "incremental")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1029,6 +1029,38 @@ def retrieve_budget_section(rb: dict[str, Any]) -> list[str]:
     ]
 
 
+def scoping_section(scp: dict[str, Any]) -> list[str]:
+    """Every root against the working directory's root and ``--root`` (:mod:`benchmarks.scoping`)."""
+    from benchmarks.scoping import table
+
+    return [
+        "## Scoping",
+        "",
+        _meta_line("scoping", scp),
+        "",
+        ("One workspace with three recursive roots (`flask`, `pydantic`: the whole-repository sets; `stdlib`: "
+         "this machine's standard library), keyword mode. Each set's queries are searched with every root "
+         "(`all`), from inside the set's root (`home`: the CLI's default there, widened to every root only "
+         "without a hit) and with `--root NAME` (`explicit`). Top-k by the datasets' scorer; in-process "
+         "latency of `Workspace.search(limit=10)`."),
+        "",
+        table(scp),
+        "",
+    ]
+
+
+def incremental_section(d: dict) -> list[str]:
+    """One changed file indexed by path against a whole no-op run (benchmarks/incremental.py)."""
+    changed, unchanged, noop = (d[k]["median_seconds"] for k in ("changed_path", "unchanged_path", "full_noop"))
+    return ["## Incremental (one changed file by path)", "",
+            _table(["workspace", "changed file by path", "unchanged file by path", "whole no-op index",
+                    "whole / changed", f"target < {d['target_seconds']} s"],
+                   [[f"{d['files']:,} files", f"{changed * 1000:.1f} ms", f"{unchanged * 1000:.1f} ms",
+                     f"{noop:.2f} s", f"{d['full_over_changed']:.0f}x", "met" if d["target_met"] else "missed"]],
+                   "lrrrrl"),
+            "", "Medians, in process on one open Workspace (no process start-up in either figure).", ""]
+
+
 def write() -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     q, s, lat, sc = (load_result(n) for n in ("quality", "speed", "latency", "scaling"))
@@ -1079,12 +1111,18 @@ def write() -> Path:
     rb = load_result("retrieve_budget")
     if rb and "results" in rb:
         L += retrieve_budget_section(rb)
+    scp = load_result("scoping")
+    if scp and "failed" not in scp:
+        L += scoping_section(scp)
     if s:
         L += speed_section(s)
     if lat:
         L += latency_section(lat)
     if sc:
         L += scaling_section(sc)
+    inc = load_result("incremental")
+    if inc and "failed" not in inc:
+        L += incremental_section(inc)
     path = RESULTS_DIR / "REPORT.md"
     path.write_text("\n".join(L).rstrip() + "\n", encoding="utf-8")
     return path

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from dependency_injector import containers, providers
 
-from hermes_workspace.adapters.yaml_config import YamlConfigRepository
+from hermes_workspace.adapters.yaml_config import ProjectConfigRepository, YamlConfigRepository
 from hermes_workspace.domain import constants as c
 from hermes_workspace.domain.errors import ConfigError, ConverterUnavailableError, UnknownPluginError, UsageError
 from hermes_workspace.domain.plugins import PluginContext
+from hermes_workspace.domain.project_config import ConfigSource, project_index_dir
 from hermes_workspace.registry import ChunkerPlan, PluginBrokenError, PluginRegistry, PluginSelection, load_target
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from hermes_workspace.application.file_processing import FileTools
     from hermes_workspace.application.retrieve import RetrieveContext
     from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
+    from hermes_workspace.application.storage_guard import StorageGuard
     from hermes_workspace.application.verification import FreshnessMarker
     from hermes_workspace.domain.catalog import DoctorCheck
     from hermes_workspace.domain.config import WorkspaceConfig
@@ -90,6 +92,28 @@ def _load(repository: YamlConfigRepository) -> WorkspaceConfig:
     return repository.load()
 
 
+def home_config_source(home: Path) -> ConfigSource:
+    """``home/config.yaml``, found as the home config (no discovery)."""
+    return ConfigSource(home / c.CONFIG_FILENAME, "home", False)
+
+
+def _project_dir(source: ConfigSource, home: Path) -> Path | None:
+    """The project's folder under ``home/projects`` (its index, lock and converted texts), keyed by
+    the config file's real path; ``None`` for the home config."""
+    if not source.project:
+        return None
+    return project_index_dir(home, Path(os.path.realpath(source.path)))
+
+
+def _config_repository(source: ConfigSource, home: Path, project_dir: Path | None) -> YamlConfigRepository:
+    """The repository of the config in use: HERMES_HOME's config.yaml, or a project config laid
+    over it (edits go to the project file; its lock in the project's folder under HERMES_HOME)."""
+    home_repository = YamlConfigRepository(home / c.CONFIG_FILENAME)
+    if project_dir is None:
+        return YamlConfigRepository(source.path, home=home) if source.path != home / c.CONFIG_FILENAME else home_repository
+    return ProjectConfigRepository(source.path, home_config=home_repository, lock_dir=project_dir, found=source.found)
+
+
 def _open_store(path: Path, plugins: PluginSelection, readonly: bool = False) -> Iterator[IndexStore]:
     """The store of ``knowledgebase.store.provider`` (a plugin), closed when the resource is."""
     store = plugins.open_store(path, readonly)
@@ -109,8 +133,10 @@ def _open_result_sets(path: Path, config: WorkspaceConfig) -> Iterator[SqliteRes
         sets.close()
 
 
-def _index_dir(config: WorkspaceConfig, home: Path) -> Path:
-    return config.primary_path(home) / c.INDEX_DIRNAME
+def _index_dir(config: WorkspaceConfig, home: Path, project_dir: Path | None = None) -> Path:
+    """``<primary workspace>/.index``, or for a project config its folder under
+    ``home/projects`` (never inside the repository)."""
+    return project_dir if project_dir is not None else config.primary_path(home) / c.INDEX_DIRNAME
 
 
 def _internal_dirs(index_dir: Path, home: Path) -> list[Path]:
@@ -405,6 +431,73 @@ def _embedding(
     return EmbedChunks(embedder=embedder, open_vectors=open_vectors, batch_size=settings.embedder.batch_size)
 
 
+DEFAULT_VECTOR_DIMENSIONS = 384
+"""Vector length the storage budget assumes before the first embedding pass when
+``knowledgebase.embedder.dimensions`` does not say: that of the default local model
+(all-MiniLM-L6-v2). The embedder is not asked: that can load a model or call an endpoint."""
+
+
+def _vector_dimensions(settings: WorkspaceConfig, index_path: Path) -> int:
+    """The vector length the budget reserves room for: configured, else recorded in the index by
+    the last embedding pass, else :data:`DEFAULT_VECTOR_DIMENSIONS`."""
+    if settings.embedder.dimensions:
+        return settings.embedder.dimensions
+    from hermes_workspace.adapters.sqlite_vec_index import stored_dimensions
+
+    return stored_dimensions(index_path) or DEFAULT_VECTOR_DIMENSIONS
+
+
+def storage_guard(
+    config: WorkspaceConfig, index_dir: Path, index_path: Path, store: object, embedder: Embedder | None
+) -> StorageGuard:
+    """The :class:`StorageGuard` of ``knowledgebase.storage``: the index size measured as
+    ``store.used_bytes()`` plus the other files of ``index_dir`` (every file there, for a store
+    without ``used_bytes``), the free space of ``index_dir``'s file system, and room for vectors
+    when ``embedder`` is configured."""
+    from hermes_workspace.adapters.index_storage import free_disk, index_size
+    from hermes_workspace.application.storage_guard import StorageGuard
+
+    return StorageGuard(
+        max_size=config.storage.max_size,
+        min_free_disk=config.storage.min_free_disk,
+        measure=partial(index_size, index_dir, index_path, getattr(store, "used_bytes", None)),
+        free_disk=partial(free_disk, index_dir),
+        location=str(index_dir),
+        vector_dimensions=None if embedder is None else partial(_vector_dimensions, config, index_path),
+    )
+
+
+def storage_report(config: WorkspaceConfig, index_dir: Path, index_path: Path, store: object | None) -> dict[str, Any]:
+    """``status``'s ``storage``: ``{"size_bytes"`` (the index size as the budget counts it, see
+    :func:`storage_guard`; ``store`` is the read-only store, ``None`` before the first index),
+    ``"max_size_bytes"`` (0: no budget), ``"free_disk_bytes"`` (where the index is; ``None`` when
+    it cannot be read), ``"min_free_disk_bytes"`` (0: no check)``}``."""
+    from hermes_workspace.adapters.index_storage import free_disk, index_size
+
+    try:
+        free: int | None = free_disk(index_dir)
+    except OSError:
+        free = None
+    return {
+        "size_bytes": index_size(index_dir, index_path, getattr(store, "used_bytes", None)),
+        "max_size_bytes": config.storage.max_size,
+        "free_disk_bytes": free,
+        "min_free_disk_bytes": config.storage.min_free_disk,
+    }
+
+
+def _vector_pruner(config: WorkspaceConfig, embedder: Embedder | None, index_path: Path) -> Callable[[], int] | None:
+    """Prunes orphaned vectors after a run without an embedding pass (``None`` with an embedder:
+    its pass prunes; ``None`` for a store plugin, whose file holds no vectors of ours)."""
+    from hermes_workspace.domain.config import DEFAULT_STORE
+
+    if embedder is not None or config.store != DEFAULT_STORE:
+        return None
+    from hermes_workspace.adapters.sqlite_vec_index import prune_orphaned_vectors
+
+    return partial(prune_orphaned_vectors, index_path)
+
+
 def _retrieval_settings(config: WorkspaceConfig, embedder: Embedder | None) -> RetrievalSettings:
     from hermes_workspace.application.search import RetrievalSettings
 
@@ -487,14 +580,16 @@ class Container(containers.DeclarativeContainer):
     cases are named through :func:`lazy`, so that building one imports only its own modules."""
 
     home = providers.Dependency(instance_of=Path)
+    # The config file in use (issue 12): HERMES_HOME's unless build_container found another
+    # (an explicit file or the nearest project file, adapters/config_discovery.py).
+    config_source = providers.Singleton(home_config_source, home)
+    project_dir = providers.Singleton(_project_dir, config_source, home)
 
-    config_repository = providers.Singleton(
-        YamlConfigRepository, path=providers.Callable(lambda h: h / c.CONFIG_FILENAME, home)
-    )
+    config_repository = providers.Singleton(_config_repository, config_source, home, project_dir)
     config = providers.Callable(_load, config_repository)
     settings = providers.Singleton(_load, config_repository)
 
-    index_dir = providers.Callable(_index_dir, settings, home)
+    index_dir = providers.Callable(_index_dir, settings, home, project_dir)
     index_path = providers.Callable(lambda d: d / c.INDEX_FILENAME, index_dir)
     log_file = providers.Callable(lambda h: h / c.LOGS_DIRNAME / c.LOG_FILENAME, home)
 
@@ -513,7 +608,11 @@ class Container(containers.DeclarativeContainer):
     store = providers.Resource(_open_store, path=index_path, plugins=plugins)
     search_store = providers.Resource(_open_store, path=index_path, plugins=plugins, readonly=True)
     index_lock = providers.Singleton(lazy("hermes_workspace.adapters.file_lock:FileIndexLock"), path=providers.Callable(lambda d: d / c.LOCK_FILENAME, index_dir))
-    layout = providers.Singleton(lazy("hermes_workspace.adapters.filesystem_layout:FilesystemLayout"))
+    # A project workspace gets its index folder under HERMES_HOME and no seeded folders.
+    layout = providers.Singleton(
+        lazy("hermes_workspace.adapters.filesystem_layout:FilesystemLayout"),
+        index_dir=index_dir, seed=providers.Callable(lambda d: d is None, project_dir),
+    )
 
     # Reading and chunking in worker processes (HERMES_INDEX_WORKERS); the workers build their own
     # adapters from `worker_tools`, which is None when one of them was replaced in this process.
@@ -548,6 +647,8 @@ class Container(containers.DeclarativeContainer):
         worker_tools=worker_tools,
         embedding=embedding,
         conversions=conversions,
+        storage=providers.Callable(storage_guard, config, index_dir, index_path, store, embedder),
+        prune_vectors=providers.Callable(_vector_pruner, config, embedder, index_path),
     )
     # Per-root coverage (issue 12): one stat of each root's folder at query time.
     root_probe = providers.Object(lazy("hermes_workspace.adapters.filesystem_probe:root_unavailable"))
@@ -604,8 +705,25 @@ class Container(containers.DeclarativeContainer):
     rename_root = providers.Factory(lazy("hermes_workspace.application.roots:RenameRoot"), config=config_repository, home=home)
 
 
-def build_container(home: str | os.PathLike[str] | None = None) -> Container:
-    """A container for the workspace of ``home`` (see :func:`resolve_home`)."""
+def build_container(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    config: str | os.PathLike[str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Container:
+    """A container for the workspace of ``home`` (see :func:`resolve_home`) with the config file
+    :func:`~hermes_workspace.adapters.config_discovery.discover_config` picks: ``config`` if
+    given, else ``$HERMES_WORKSPACE_CONFIG``, else the nearest project file above ``cwd`` (only
+    when ``cwd`` is given), else ``home/config.yaml``.
+
+    Raises:
+        UsageError: a bad ``home`` or ``config`` (empty, missing, not a file).
+        ConfigError: a bad ``$HERMES_HOME`` or ``$HERMES_WORKSPACE_CONFIG``.
+    """
+    from hermes_workspace.adapters.config_discovery import discover_config
+
+    resolved = resolve_home(home)
     container = Container()
-    container.home.override(providers.Object(resolve_home(home)))
+    container.home.override(providers.Object(resolved))
+    container.config_source.override(providers.Object(discover_config(resolved, explicit=config, cwd=cwd)))
     return container

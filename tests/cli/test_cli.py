@@ -66,14 +66,17 @@ def test_roots_add_list_remove(capsys: pytest.CaptureFixture[str], home: Path, t
     assert (code, data) == (0, [primary])
 
     code, data, _ = run(capsys, "roots", "add", str(extra), "--recursive")
+    config = {"path": str(home / "config.yaml"), "found": "home", "project": False}  # the file written
     assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False,
-                                "action": "added", "previous": None, "message": f"added {extra} as extra (recursive)"})
+                                "action": "added", "previous": None, "message": f"added {extra} as extra (recursive)",
+                                "config": config})
     code, data, _ = run(capsys, "roots", "list")
     assert data == [primary, {"name": "extra", "path": str(extra), "recursive": True, "primary": False}]
     assert "recursive: true" in (home / "config.yaml").read_text()
 
     code, data, _ = run(capsys, "roots", "remove", str(extra))
-    assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False})
+    assert (code, data) == (0, {"name": "extra", "path": str(extra), "recursive": True, "primary": False,
+                                "config": config})
     assert run(capsys, "roots", "list")[1] == [primary]
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from hermes_workspace.adapters.filesystem_source import FilesystemSource
 from hermes_workspace.adapters.memory import InMemoryFileSource
-from hermes_workspace.domain.model import DiscoveryProblem, Root, SkippedFile, SourceFile
+from hermes_workspace.domain.model import ChangedScope, DiscoveryProblem, Root, SkippedFile, SourceFile
 from hermes_workspace.domain.ports import FileSource
 
 MAX_BYTES = 100
@@ -204,3 +204,25 @@ def test_discover_is_lazy(make) -> None:
     assert iter(iterator) is iterator  # a generator: nothing happens before the first next()
     assert isinstance(next(iterator), DiscoveryProblem)
     assert next(iterator, None) is None
+
+
+def test_discover_paths_yields_the_scopes_then_the_items_of_discover_under_them(make) -> None:
+    h = make()
+    roots = [Root(h.root, recursive=True)]
+    given = [h.root / "sub", h.root / "notes.md", h.root / "big.txt", h.root / "gone.md", h.root.parent / "elsewhere.md"]
+    items = list(h.source.discover_paths(roots, given))
+    assert [i for i in items if isinstance(i, ChangedScope)] == [
+        ChangedScope(given[0], given[0]), ChangedScope(given[1], given[1]), ChangedScope(given[2], given[2]),
+        ChangedScope(given[3], given[3]), ChangedScope(given[4], None, "outside_roots"),
+    ]
+    assert _rel(items, h.root, SourceFile) == {"notes.md", "sub/deep.py", "sub/inner/more.md"}
+    assert _skips(items, h.root) == {"big.txt": "too_large", "sub/inner/archive.zip": "binary_suffix",
+                                     "sub/zero.md": "empty"}
+
+
+def test_discover_paths_in_a_non_recursive_root_covers_direct_children_only(make) -> None:
+    h = make()
+    roots = [Root(h.root, recursive=False)]
+    items = list(h.source.discover_paths(roots, [h.root / "notes.md", h.root / "sub" / "deep.py"]))
+    assert _rel(items, h.root, SourceFile) == {"notes.md"}
+    assert ChangedScope(h.root / "sub" / "deep.py", None, "outside_roots") in items

@@ -1031,3 +1031,19 @@ def test_an_interrupt_inside_a_batch_write_stays_an_interrupt(store: SqliteFts5S
         store.replace_file(*make_file("/ws/a.md", ["aword"]))
     store._conn = real
     assert [r.path.name for r in store.file_records()] == ["kept.md"]
+
+
+def test_records_under_a_folder_are_paged_in_path_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_workspace.adapters import sqlite_fts5_store
+    from tests.store_files import make_file as make_record
+
+    monkeypatch.setattr(sqlite_fts5_store, "_RECORD_BATCH", 2)
+    store = sqlite_fts5_store.SqliteFts5Store(tmp_path / "index.sqlite")
+    try:
+        for name in ["/ws/d/e.md", "/ws/d/a.md", "/ws/d/sub/c.md", "/ws/d.md", "/ws/d/b.md", "/ws/d0/x.md"]:
+            store.replace_file(*make_record(name, ["words"]))
+        assert [str(r.path) for r in store.file_records(under=Path("/ws/d"))] == [
+            "/ws/d/a.md", "/ws/d/b.md", "/ws/d/e.md", "/ws/d/sub/c.md"]
+        assert [str(r.path) for r in store.file_records(under=Path("/ws/d.md"))] == ["/ws/d.md"]
+    finally:
+        store.close()

@@ -31,7 +31,10 @@ Behaviour, in short (the docstring of :class:`FilesystemSource` has the details)
 - ignored directories are pruned (never listed), so ``node_modules/`` costs one match, not a walk;
 - an ignore file that cannot be read, or has invalid lines, yields a :class:`DiscoveryProblem` and
   the walk goes on (a nested one without its rules; the root's with the built-in defaults);
-- entries are visited in name order (code point order), depth first, so runs are reproducible.
+- entries are visited in name order (code point order), depth first, so runs are reproducible;
+- changed paths (:meth:`FilesystemSource.discover_paths`, a watcher's run) go through the same
+  walk, guided down to each path through its ancestor folders without listing them, so a path is
+  judged exactly as the whole walk judges it at the cost of its depth.
 """
 
 from __future__ import annotations
@@ -54,7 +57,14 @@ from hermes_workspace.domain.constants import (
     IGNORE_FILENAME,
 )
 from hermes_workspace.domain.exclusions import ExclusionCategory, always_excluded, excluded_path
-from hermes_workspace.domain.model import DiscoveryProblem, ExcludedPath, Root, SkippedFile, SourceFile
+from hermes_workspace.domain.model import (
+    ChangedScope,
+    DiscoveryProblem,
+    ExcludedPath,
+    Root,
+    SkippedFile,
+    SourceFile,
+)
 
 IGNORE_FILE_PRECEDENCE: tuple[str, ...] = (IGNORE_FILENAME, GITIGNORE_FILENAME)
 """Ignore files looked for in each root, in order; the first that exists is the root's rules, and
@@ -278,13 +288,45 @@ class FilesystemSource:
         """Yield a :class:`SourceFile`, :class:`SkippedFile`, :class:`ExcludedPath` or
         :class:`DiscoveryProblem` per path looked at, root by root (a generator; nothing is walked
         before the first ``next``). Never raises for one bad path."""
-        places = _Places(
+        places = self._places(roots)
+        for root in roots:
+            yield from self._discover_root(root, places)
+
+    def discover_paths(self, roots: Sequence[Root], paths: Iterable[Path]) -> Iterator[_Item | ChangedScope]:
+        """The items :meth:`discover` would yield for the absolute ``paths`` and what is under
+        them, without walking anything else: first one :class:`ChangedScope` per path (and per
+        root covering it), then the guided walk of each root, in root order.
+
+        A path is placed in a root by its text (``os.path.normpath``), else with its folder
+        resolved (``realpath`` of the parent: a path given through a link to the root); a link
+        inside a root is not resolved, as the walk does not. A non-recursive root covers itself
+        and its direct children only; a folder holding roots covers those roots whole; a changed
+        ignore file (``.hermesignore``, ``.gitignore``) stands for its folder, re-walked with its
+        new rules. The walk goes down to each path through its ancestor folders only, judging
+        each as the full walk does (always-on exclusions, ignore rules with every nested ignore
+        file on the way, links, loops) without listing them, then judges the path itself (a
+        folder: its whole subtree, with the rules inherited from its ancestors). A path that no
+        longer exists yields nothing but its scope. Never raises for one bad path."""
+        places = self._places(roots)
+        wanted: list[set[str]] = [set() for _ in roots]
+        for given in paths:
+            placed, category = _placed(os.path.normpath(os.fspath(given)), places)
+            for index, rel in placed:
+                wanted[index].add(rel)
+                root_real = places.roots[index][0]
+                yield ChangedScope(Path(given), Path(os.path.join(root_real, rel)) if rel else Path(root_real))
+            if category is not None:
+                yield ChangedScope(Path(given), None, category)
+        for (root_real, root), rels in zip(places.roots, wanted, strict=True):
+            if rels:
+                yield from self._discover_root(root, places, _guide(root_real, rels))
+
+    def _places(self, roots: Sequence[Root]) -> _Places:
+        return _Places(
             internal_keys=_dir_keys(self.internal_dirs),
             internal_paths=tuple(os.path.realpath(d) for d in self.internal_dirs),
             roots=tuple((os.path.realpath(r.path), r) for r in roots),
         )
-        for root in roots:
-            yield from self._discover_root(root, places)
 
     def read_bytes(self, file: SourceFile) -> bytes:
         """The whole file's bytes (following a symlink the walk followed), if it is still the file
@@ -313,7 +355,9 @@ class FilesystemSource:
 
     # -- walking -----------------------------------------------------------------------------
 
-    def _discover_root(self, root: Root, places: _Places) -> Iterator[_Item]:
+    def _discover_root(self, root: Root, places: _Places, guide: _Guide | None = None) -> Iterator[_Item]:
+        """The walk of ``root``; with ``guide``, only down to the paths it leads to (the folders
+        it names are not listed: only the children it names in them are looked at)."""
         configured = root.path
         try:
             real = os.path.realpath(configured)
@@ -326,11 +370,15 @@ class FilesystemSource:
                 configured, configured, "NotADirectoryError", f"root is not a directory: {configured}"
             )
             return
-        try:
-            entries = _list_dir(real)
-        except OSError as exc:
-            yield _problem(configured, configured, exc)
-            return
+        entries: Iterable[_Entry]
+        if guide is not None and real in guide:
+            entries = _guided_entries(real, guide[real])
+        else:
+            try:
+                entries = _list_dir(real)
+            except OSError as exc:
+                yield _problem(configured, configured, exc)
+                return
 
         # A root inside a folder that is never indexed (~/.ssh, repo/.git, another index) is one.
         category = excluded_path(real.split(os.sep)[1:], is_dir=True)
@@ -347,7 +395,7 @@ class FilesystemSource:
         # Each frame: the directory's entries, its path relative to the root ("" or "a/b/"), its
         # (st_dev, st_ino), and the ignore rules in force inside it (see _RuleLevels).
         root_levels: _RuleLevels = ((0, rules),)
-        stack: list[tuple[Iterator[os.DirEntry[str]], str, tuple[int, int], _RuleLevels]] = [
+        stack: list[tuple[Iterator[_Entry], str, tuple[int, int], _RuleLevels]] = [
             (iter(entries), "", root_key, root_levels)
         ]
         recursive = root.recursive
@@ -412,13 +460,19 @@ class FilesystemSource:
                         f"{entry.path} points back to {chain[key]}, a directory already being walked; not followed",
                     )
                     continue
-                try:
-                    children = _list_dir(entry.path)
-                except OSError as exc:
-                    yield _problem(Path(entry.path), configured, exc)
-                    continue
+                children: Iterable[_Entry]
+                if guide is not None and entry.path in guide:
+                    # On the way to a changed path: only the child leading there, and the rules.
+                    children = _guided_entries(entry.path, guide[entry.path])
+                    nested, nested_problems = _nested_rules_in(entry.path, nested_name, configured)
+                else:
+                    try:
+                        children = _list_dir(entry.path)
+                    except OSError as exc:
+                        yield _problem(Path(entry.path), configured, exc)
+                        continue
+                    nested, nested_problems = _load_nested_rules(children, nested_name, configured)
                 child_prefix = rel + "/"
-                nested, nested_problems = _load_nested_rules(children, nested_name, configured)
                 yield from nested_problems
                 child_levels = levels if nested is None else (*levels, (len(child_prefix), nested))
                 chain[key] = entry.path
@@ -524,11 +578,168 @@ class _Places:
 
 def _nested_rules_at(folder: str, name: str, configured: Path) -> IgnoreRules | None:
     """The rules of the ignore file ``name`` in ``folder`` (``None``: none, unreadable or empty)."""
+    return _nested_rules_in(folder, name, configured)[0]
+
+
+def _nested_rules_in(folder: str, name: str, configured: Path) -> tuple[IgnoreRules | None, list[DiscoveryProblem]]:
+    """:func:`_load_nested_rules` for ``folder`` without listing it: the rules of its ignore file
+    ``name`` (``None``: none, not a file, unreadable or without patterns) and the problems met."""
     candidate = os.path.join(folder, name)
-    if not os.path.isfile(candidate):
+    try:
+        if not os.path.isfile(candidate):
+            return None, []
+    except OSError as exc:  # pragma: no cover - isfile swallows OSError on CPython
+        return None, [_problem(Path(candidate), configured, exc, suffix="; its rules are not applied")]
+    rules, problems = _read_ignore_file(candidate, configured, unreadable="; its rules are not applied")
+    if rules is None or not rules.has_patterns:
+        return None, problems
+    return rules, problems
+
+
+_Guide = dict[str, list[str]]
+"""For a walk down to changed paths only: per folder to go through (its absolute path as the walk
+spells it, the root's resolved path first), the names of its children to look at, sorted."""
+
+
+def _guide(root_real: str, rels: Iterable[str]) -> _Guide | None:
+    """The :data:`_Guide` of a root for the root-relative paths ``rels`` (``""``: the root itself,
+    whose whole walk needs no guide); a path under another one in ``rels`` adds nothing."""
+    if "" in rels:
         return None
-    rules, _ = _read_ignore_file(candidate, configured, unreadable="")
-    return rules if rules is not None and rules.has_patterns else None
+    wanted = set(rels)
+    # A path under another one is walked with it (and the other must stay unguided: walked whole).
+    kept = [rel for rel in wanted if not any(rel.startswith(other + os.sep) for other in _ancestors(rel, wanted))]
+    guide: dict[str, set[str]] = {}
+    for rel in kept:
+        parts = rel.split(os.sep)
+        folder = root_real
+        for part in parts:
+            guide.setdefault(folder, set()).add(part)
+            folder = os.path.join(folder, part)
+    return {folder: sorted(names) for folder, names in guide.items()}
+
+
+def _ancestors(rel: str, among: set[str]) -> Iterator[str]:
+    """The folders above the relative path ``rel`` that are in ``among``."""
+    parent = os.path.dirname(rel)
+    while parent:
+        if parent in among:
+            yield parent
+        parent = os.path.dirname(parent)
+
+
+def _placed(text: str, places: _Places) -> tuple[list[tuple[int, str]], ExclusionCategory | None]:
+    """Where the changed path ``text`` (absolute, normalised) is walked: ``(root index, path
+    relative to the root)`` per root covering it (an ignore file stands for its folder), or no
+    place and why (``workspace_internal``, ``outside_roots``). Tried as spelled, then, only if no
+    root covers that spelling, with its folder resolved (one ``realpath``: a path given through a
+    link to a root)."""
+    forms = [text]
+    for attempt in range(2):
+        if attempt:
+            try:
+                resolved = os.path.join(os.path.realpath(os.path.dirname(text)), os.path.basename(text))
+            except OSError:
+                break
+            if resolved == text:
+                break
+            forms = [resolved]
+        if any(form == d or form.startswith(d.rstrip(os.sep) + os.sep) for form in forms for d in places.internal_paths):
+            return [], "workspace_internal"
+        placed: list[tuple[int, str]] = []
+        for index, (root_real, root) in enumerate(places.roots):
+            rel = _place(forms, root_real, os.path.normpath(root.path))
+            if rel is None:
+                continue
+            if os.path.basename(rel) in IGNORE_FILE_PRECEDENCE:
+                rel = os.path.dirname(rel)
+            if not root.recursive and os.sep in rel:
+                continue  # deeper than a non-recursive root walks
+            placed.append((index, rel))
+        if placed:
+            return placed, None
+    return [], "outside_roots"
+
+
+def _place(forms: Sequence[str], root_real: str, root_text: str) -> str | None:
+    """The path relative to the root (``""``: the root itself, or a folder holding it) of the
+    first of ``forms`` (spellings of one absolute path) under the root's resolved path
+    ``root_real`` or its configured spelling ``root_text``; ``None`` when none is."""
+    for form in forms:
+        for base in (root_real, root_text):
+            if form == base:
+                return ""
+            prefix = base.rstrip(os.sep) + os.sep
+            if form.startswith(prefix):
+                return form[len(prefix):]
+            if base.startswith(form.rstrip(os.sep) + os.sep):
+                return ""  # a folder holding the root
+    return None
+
+
+class _PathEntry:
+    """What the walk reads of an ``os.DirEntry``, for one path looked at without listing its
+    folder (``lstat`` at creation): ``name``, ``path``, ``is_symlink()``, ``is_dir()`` (follows
+    links; ``False`` for a dangling one) and ``is_file(follow_symlinks=...)``."""
+
+    __slots__ = ("_lstat", "name", "path")
+
+    def __init__(self, folder: str, name: str) -> None:
+        self.name = name
+        self.path = os.path.join(folder, name)
+        self._lstat = os.lstat(self.path)
+
+    def is_symlink(self) -> bool:
+        return stat.S_ISLNK(self._lstat.st_mode)
+
+    def is_dir(self) -> bool:
+        return stat.S_ISDIR(self._followed().st_mode) if self.is_symlink() else stat.S_ISDIR(self._lstat.st_mode)
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        if follow_symlinks and self.is_symlink():
+            return stat.S_ISREG(self._followed().st_mode)
+        return stat.S_ISREG(self._lstat.st_mode)
+
+    def _followed(self) -> os.stat_result:
+        try:
+            return os.stat(self.path)
+        except FileNotFoundError:  # dangling, as os.DirEntry answers it
+            return self._lstat
+
+
+class _BrokenEntry:
+    """A child that could not be looked at (``lstat`` raised): the walk reports the error."""
+
+    __slots__ = ("_error", "name", "path")
+
+    def __init__(self, folder: str, name: str, error: OSError) -> None:
+        self.name = name
+        self.path = os.path.join(folder, name)
+        self._error = error
+
+    def is_symlink(self) -> bool:
+        raise self._error
+
+    def is_dir(self) -> bool:
+        raise self._error
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        raise self._error
+
+
+_Entry = os.DirEntry[str] | _PathEntry | _BrokenEntry
+
+
+def _guided_entries(folder: str, names: Sequence[str]) -> Iterator[_PathEntry | _BrokenEntry]:
+    """The children ``names`` of ``folder`` as walk entries, in order; one that no longer exists
+    (deleted, renamed away) is left out: its indexed files are pruned by the caller."""
+    for name in names:
+        try:
+            yield _PathEntry(folder, name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            yield _BrokenEntry(folder, name, exc)
 
 
 _RuleLevels = tuple[tuple[int, IgnoreRules], ...]

@@ -37,6 +37,7 @@ from hermes_workspace.domain.errors import (
 )
 from hermes_workspace.domain.exclusions import excluded_path
 from hermes_workspace.domain.model import (
+    ChangedScope,
     Chunk,
     ConvertedDocument,
     DiscoveryProblem,
@@ -111,6 +112,37 @@ class InMemoryFileSource:
                     yield SkippedFile(path, root.path, "empty")
                 else:
                     yield SourceFile(path, root.path, size, self.mtimes.get(path, 1))
+
+    def discover_paths(
+        self, roots: Sequence[Root], paths: Iterable[Path]
+    ) -> Iterator[SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem | ChangedScope]:
+        """:meth:`discover` limited to ``paths`` and what is under them, after one
+        :class:`ChangedScope` per path and covering root, as the real source places them (no
+        links to resolve here): a non-recursive root covers itself and its direct children, a
+        folder holding a root covers the root, a changed ``.hermesignore`` or ``.gitignore``
+        stands for its folder. Scans every file (a fake: cost is no concern)."""
+        scopes: list[Path] = []
+        for given in paths:
+            given = Path(given)
+            covered = False
+            for root in roots:
+                target = given
+                if given in root.path.parents:
+                    target = root.path
+                elif given != root.path and root.path not in given.parents:
+                    continue
+                if target.name in (".hermesignore", ".gitignore") and target != root.path:
+                    target = target.parent
+                if not root.recursive and target not in (root.path,) and target.parent != root.path:
+                    continue
+                covered = True
+                scopes.append(target)
+                yield ChangedScope(given, target)
+            if not covered:
+                yield ChangedScope(given, None, "outside_roots")
+        for item in self.discover(roots):
+            if any(item.path == scope or scope in item.path.parents for scope in scopes):
+                yield item
 
     def read_bytes(self, file: SourceFile) -> bytes:
         self.reads.append(file.path)
@@ -265,8 +297,11 @@ class InMemoryIndexStore:
         entry = self.files.get(path)
         return entry[0] if entry else None
 
-    def file_records(self) -> Iterator[FileRecord]:
-        yield from (record for record, _ in list(self.files.values()))
+    def file_records(self, *, under: Path | None = None) -> Iterator[FileRecord]:
+        records = [record for record, _ in list(self.files.values())]
+        if under is not None:
+            records = [r for r in records if r.path == under or under in r.path.parents]
+        yield from records
 
     def replace_file(self, record: FileRecord, chunks: Sequence[Chunk]) -> None:
         self.files[record.path] = (replace(record, chunk_count=len(chunks)), list(chunks))
@@ -372,8 +407,9 @@ class InMemoryIndexStore:
         start = max(0, offset)
         return matching[start : start + max(1, limit)], len(matching)
 
-    def tombstones(self) -> list[Tombstone]:
-        return [self.graves[p] for p in sorted(self.graves, key=str)]
+    def tombstones(self, *, under: Path | None = None) -> list[Tombstone]:
+        return [self.graves[p] for p in sorted(self.graves, key=str)
+                if under is None or p == under or under in p.parents]
 
     def add_tombstones(self, tombstones: Iterable[Tombstone]) -> None:
         self.graves.update((t.path, t) for t in tombstones)

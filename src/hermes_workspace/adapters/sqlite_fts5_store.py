@@ -534,13 +534,20 @@ class SqliteFts5Store(IndexFileConnection):
 
         return self._run("read the chunks of a file", run)
 
-    def file_records(self) -> Iterator[FileRecord]:
+    def file_records(self, *, under: Path | None = None) -> Iterator[FileRecord]:
         """Every indexed file's record, in insertion order, fetched :data:`_RECORD_BATCH` at a
-        time (memory stays bounded; deleting files while iterating is safe).
+        time (memory stays bounded; deleting files while iterating is safe). With ``under``: the
+        record of the file at ``under``, then those below the folder ``under`` in path order, as
+        key ranges on the unique index of ``abs_path`` (:func:`folder_range`): the cost is the
+        rows found, not the size of the index.
 
         Raises (while iterating):
-            StoreError: the database failed or the store is closed.
+            StoreError: the database failed or the store is closed (or ``under`` holds a code
+                point the storage mapping reserves).
         """
+        if under is not None:
+            yield from self._records_under(under)
+            return
         last_id = 0
         while True:
             rows = self._run(
@@ -555,6 +562,25 @@ class SqliteFts5Store(IndexFileConnection):
             if len(rows) < _RECORD_BATCH:
                 return
             last_id = rows[-1][0]
+
+    def _records_under(self, under: Path) -> Iterator[FileRecord]:
+        exact = self.get_file(under)
+        if exact is not None:
+            yield exact
+        last, high = folder_range(under)
+        while True:
+            rows = self._run(
+                "list indexed files",
+                lambda conn: conn.execute(
+                    f"SELECT {self._file_columns(conn)} WHERE abs_path > ? AND abs_path < ? ORDER BY abs_path LIMIT ?",
+                    (last, high, _RECORD_BATCH),
+                ).fetchall(),
+            )
+            for row in rows:
+                yield _record(row)
+            if len(rows) < _RECORD_BATCH:
+                return
+            last = rows[-1][1]
 
     def replace_file(self, record: FileRecord, chunks: Sequence[Chunk]) -> None:
         """Replace everything stored for ``record.path`` with ``record`` and ``chunks`` in one
@@ -766,6 +792,25 @@ class SqliteFts5Store(IndexFileConnection):
 
         return self._run("search", run)
 
+    def used_bytes(self) -> int:
+        """Bytes of the database's pages in use: ``(page_count - freelist_count) * page_size``,
+        as this connection sees the database (its own open batch included). Free pages are left
+        out (SQLite fills them before it grows the file), and so is the ``-wal`` file, whose
+        pages are copies of the database's: this is the size the storage budget counts (see
+        :mod:`hermes_workspace.application.storage_guard`).
+
+        Raises:
+            StoreError: the database failed or the store is closed.
+        """
+
+        def run(conn: apsw.Connection) -> int:
+            pages = conn.pragma("page_count")
+            free = conn.pragma("freelist_count")
+            size = conn.pragma("page_size")
+            return max(0, int(pages) - int(free)) * int(size)
+
+        return self._run("measure the index", run)
+
     def status(self) -> StoreStatus:
         """Files and chunks indexed, and the bytes on disk of the database plus its ``-wal`` file.
 
@@ -845,12 +890,19 @@ class SqliteFts5Store(IndexFileConnection):
             "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'tombstones'"
         ).fetchone() is not None
 
-    def tombstones(self) -> list[Tombstone]:
-        """Every tombstone, sorted by path (none in an index made before they existed).
+    def tombstones(self, *, under: Path | None = None) -> list[Tombstone]:
+        """Every tombstone, sorted by path (none in an index made before they existed); with
+        ``under``, the one at ``under`` and those below the folder ``under`` (a key range on the
+        primary key).
 
         Raises:
             StoreError: the database failed or the store is closed.
         """
+        where, params = "", {}
+        if under is not None:
+            low, high = folder_range(under)
+            where = "WHERE abs_path = :exact OR (abs_path >= :low AND abs_path < :high)"
+            params = {"exact": stored_path(under), "low": low, "high": high}
 
         def run(conn: apsw.Connection) -> list[Tombstone]:
             if not self._has_tombstones(conn):
@@ -858,7 +910,9 @@ class SqliteFts5Store(IndexFileConnection):
             return [
                 Tombstone(Path(from_storage(p)), h, size, mtime_ns, at)
                 for p, h, size, mtime_ns, at in conn.execute(
-                    "SELECT abs_path, content_hash, size_bytes, mtime_ns, deleted_at FROM tombstones ORDER BY abs_path"
+                    "SELECT abs_path, content_hash, size_bytes, mtime_ns, deleted_at FROM tombstones "
+                    f"{where} ORDER BY abs_path",
+                    params,
                 )
             ]
 

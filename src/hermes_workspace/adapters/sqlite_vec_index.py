@@ -19,7 +19,9 @@ shared by every chunk with that text, so a copied or moved file costs no embeddi
 deletes a file's chunks when it replaces or deletes the file; the foreign key's cascade (the
 store's writer runs with ``foreign_keys=ON``) removes their attachments in the same transaction,
 so the new chunks, whose ids may be the old ones reused, are pending again. Vectors no chunk uses
-stay until :meth:`SqliteVecIndex.prune`.
+(orphans) stay until :meth:`SqliteVecIndex.prune` or :func:`prune_orphaned_vectors` (every
+``index`` run, after its embedding pass or, without one, at its end): until then a file moved or
+copied back reuses them without being embedded again.
 
 Search is exact: sqlite-vec's scalar ``vec_distance_cosine`` over every attached vector that
 passes the path filters, then the top ``limit``; no approximate index, so a filter never loses
@@ -46,7 +48,10 @@ import apsw
 
 from hermes_workspace.adapters.sqlite_common import (
     IndexFileConnection,
+    immediate_transaction,
     meta_json,
+    open_index_connection,
+    translated_sqlite_errors,
     path_filters,
     split_definitions,
     sqlite_int,
@@ -56,7 +61,7 @@ from hermes_workspace.domain.model import SearchHit
 from hermes_workspace.domain.paths import from_storage
 from hermes_workspace.domain.semantic import EmbeddingJob, Vector, VectorStatus, embedding_input, embedding_key
 
-__all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteVecIndex"]
+__all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteVecIndex", "prune_orphaned_vectors", "stored_dimensions"]
 
 DEFAULT_BUSY_TIMEOUT_MS = 5_000
 """How long a connection waits for another one's lock before failing (milliseconds)."""
@@ -106,6 +111,69 @@ def _blob(vector: Vector | Sequence[float]) -> bytes:
 
 def _last_error(conn: apsw.Connection) -> dict[str, Any] | None:
     return meta_json(conn, _ERROR_KEY)
+
+
+_PRUNE = (
+    # An attachment whose chunk is gone: the cascade removes them, unless the chunks were deleted
+    # by a connection without foreign keys (another SQLite client, an older version).
+    "DELETE FROM chunk_vectors WHERE NOT EXISTS (SELECT 1 FROM chunks AS c WHERE c.id = chunk_vectors.chunk_id)",
+    "DELETE FROM vectors WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors AS cv WHERE cv.vector_id = vectors.id)",
+)
+
+
+def _prune(conn: apsw.Connection) -> int:
+    """Run :data:`_PRUNE` (inside the caller's transaction); returns the vectors deleted. Plain
+    SQL on the tables: needs no sqlite-vec extension. Both statements walk a table once with a
+    primary-key or index lookup per row."""
+    conn.execute(_PRUNE[0])
+    conn.execute(_PRUNE[1])
+    return conn.changes()
+
+
+def stored_dimensions(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> int | None:
+    """The vector length recorded in the index file ``path`` by the last embedding pass
+    (``meta.vector_dimensions``), ``None`` when there is none (no file, no vectors yet, an
+    unreadable value). Needs no sqlite-vec.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    if not path.exists():
+        return None
+    with translated_sqlite_errors(path, "read the vector size", busy_timeout_ms=busy_timeout_ms,
+                                  subject="vector index"):
+        conn = open_index_connection(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+        try:
+            if not SqliteVecIndex._has_table(conn, "meta"):
+                return None
+            _, dimensions = SqliteVecIndex._meta(conn)
+        finally:
+            conn.close()
+    return dimensions if dimensions is not None and dimensions > 0 else None
+
+
+def prune_orphaned_vectors(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> int:
+    """Delete the orphaned vectors of the index file ``path`` (vectors no chunk uses, and
+    attachments whose chunk is gone) in one transaction; returns how many vectors. Opens its own
+    connection and needs no sqlite-vec (an ``index`` run without an embedder prunes what an
+    earlier semantic run left); 0 when the file or its vector tables do not exist.
+
+    Raises:
+        StoreError: the database failed (StoreUnusableError: as a whole) or is locked longer
+            than ``busy_timeout_ms``.
+    """
+    if not path.exists():
+        return 0
+    with translated_sqlite_errors(path, "prune orphaned vectors", busy_timeout_ms=busy_timeout_ms,
+                                  subject="vector index"):
+        conn = open_index_connection(path, readonly=False, busy_timeout_ms=busy_timeout_ms)
+        try:
+            if not (SqliteVecIndex._has_table(conn, "meta") and SqliteVecIndex._usable(conn)):
+                return 0
+            with immediate_transaction(conn):
+                return _prune(conn)
+        finally:
+            conn.close()
 
 
 class SqliteVecIndex(IndexFileConnection):
@@ -484,7 +552,8 @@ class SqliteVecIndex(IndexFileConnection):
         return self._run("search vectors", run)
 
     def prune(self) -> int:
-        """Delete the vectors no chunk is attached to; returns how many.
+        """Delete the orphaned vectors: attachments whose chunk is gone, then the vectors no
+        chunk is attached to; returns how many vectors.
 
         Raises:
             StoreError: the database failed, the index is closed or read-only.
@@ -492,11 +561,7 @@ class SqliteVecIndex(IndexFileConnection):
 
         def run(conn: apsw.Connection) -> int:
             with self._write_transaction(conn):
-                conn.execute(
-                    """DELETE FROM vectors WHERE NOT EXISTS
-                       (SELECT 1 FROM chunk_vectors AS cv WHERE cv.vector_id = vectors.id)"""
-                )
-                return conn.changes()
+                return _prune(conn)
 
         return self._run("prune vectors", run, write=True)
 

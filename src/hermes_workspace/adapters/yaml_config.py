@@ -18,6 +18,13 @@ from ruamel.yaml.error import YAMLError
 from hermes_workspace.domain.config import WorkspaceConfig, normalize_root_path
 from hermes_workspace.domain.errors import ConfigError, ConfigWriteError
 from hermes_workspace.domain.model import Root
+from hermes_workspace.domain.project_config import (
+    ConfigFound,
+    check_project_keys,
+    in_file,
+    project_settings,
+    with_primary_default,
+)
 from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME
 
 
@@ -38,8 +45,12 @@ class YamlConfigRepository:
     reader never sees one. A document that would not load back (:meth:`load`) is never written.
     """
 
-    def __init__(self, path: Path, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None:
+    def __init__(self, path: Path, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS, home: Path | None = None) -> None:
         self.path = path
+        self.home = home
+        """HERMES_HOME, whose ``workspace`` folder is the primary workspace unless the file sets
+        ``workspace.path`` (for the overlap check of the roots); ``None``: the file's folder (a
+        config.yaml in HERMES_HOME)."""
         self.lock_wait_seconds = lock_wait_seconds
         self._yaml = YAML(typ="rt")
         self._yaml.preserve_quotes = True
@@ -61,7 +72,7 @@ class YamlConfigRepository:
         cached = self._cached
         if cached is not None and version is not None and cached[0] == version:
             return cached[1]
-        config = WorkspaceConfig.from_dict(self._read(), base_dir=self.path.parent.absolute())
+        config = WorkspaceConfig.from_dict(self._read(), base_dir=self.path.parent.absolute(), home=self.home)
         self._cached = (version, config) if version is not None else None
         return config
 
@@ -107,7 +118,7 @@ class YamlConfigRepository:
     @contextmanager
     def _edit_lock(self) -> Iterator[None]:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
             lock = FileLock(str(self.lock_path), timeout=self.lock_wait_seconds, thread_local=False,
                             is_singleton=False)
             lock.acquire()
@@ -170,7 +181,7 @@ class YamlConfigRepository:
             del entries[position]
         for root in roots:
             if root.path not in kept:
-                entries.append(_new_entry(str(root.path), root.recursive, root.name))
+                entries.append(_new_entry(self._entry_text(root.path), root.recursive, root.name))
         if orphan is not None:
             if entries:
                 _append_comment(entries[-1], orphan)
@@ -181,11 +192,15 @@ class YamlConfigRepository:
         self._check_loads_back(document)
         self._write(document, preamble)
 
+    def _entry_text(self, path: Path) -> str:
+        """How a new root's path is written: absolute."""
+        return str(path)
+
     def _check_loads_back(self, document: Any) -> None:
         """Refuse to write a document that :meth:`load` would reject: a config that cannot be
         read back stops every later command, ``roots remove`` included."""
         try:
-            WorkspaceConfig.from_dict(document, base_dir=self.path.parent.absolute())
+            WorkspaceConfig.from_dict(document, base_dir=self.path.parent.absolute(), home=self.home)
         except ConfigError as exc:
             raise ConfigError(
                 f"not written: the edit would make {self.path} invalid ({exc.message})",
@@ -241,6 +256,77 @@ class YamlConfigRepository:
             raise ConfigWriteError(
                 f"cannot write {self.path}: a path is not valid UTF-8 ({exc.object[exc.start:exc.end]!r})",
                 hint="config.yaml is UTF-8 text: rename the folder, or add a parent folder whose name is valid UTF-8.",
+            ) from exc
+
+
+class ProjectConfigRepository(YamlConfigRepository):
+    """The :class:`~hermes_workspace.domain.ports.ConfigRepository` of a project config
+    (:mod:`hermes_workspace.domain.project_config`): ``path`` holds the primary root and the
+    roots, ``home_config`` every other setting.
+
+    :meth:`load` validates the project file alone (its settings limited to
+    :data:`~hermes_workspace.domain.project_config.PROJECT_KEYS`, relative paths from its folder,
+    ``workspace.path`` defaulting to that folder) and lays its roots over ``home_config``'s
+    settings; an error in the project file names it. Edits (``roots add``, ``rename``, ``remove``)
+    change the project file only, keeping its comments as for config.yaml. The edit lock lives
+    in ``lock_dir`` (the project's folder under HERMES_HOME), so that nothing but the edit itself
+    is written into the repository (the atomic write's temporary file, beside the file, is renamed
+    over it).
+    """
+
+    def __init__(self, path: Path, *, home_config: YamlConfigRepository, lock_dir: Path,
+                 found: ConfigFound = "project", lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None:
+        super().__init__(path, lock_wait_seconds=lock_wait_seconds)
+        self.home_config = home_config
+        self.lock_dir = lock_dir
+        self.found: ConfigFound = found
+
+    @property
+    def lock_path(self) -> Path:
+        """``<lock_dir>/config.lock``."""
+        return self.lock_dir / "config.lock"
+
+    def load(self) -> WorkspaceConfig:
+        """HERMES_HOME's config with the project's primary root and roots; parsed again only when
+        one of the two files changed. Raises :class:`ConfigError` (naming the project file for an
+        error in it)."""
+        version = self._version()
+        home_version = self.home_config._version()
+        key = None if version is None or home_version is None else (*version, -1, *home_version)
+        cached = self._cached
+        if cached is not None and key is not None and cached[0] == key:
+            return cached[1]
+        try:
+            document = self._read()
+        except ConfigError as exc:
+            raise in_file(exc, self.path, self.found) from exc
+        config = project_settings(self.home_config.load(), self._project_config(document))
+        self._cached = (key, config) if key is not None else None
+        return config
+
+    def _project_config(self, document: Any) -> WorkspaceConfig:
+        try:
+            check_project_keys(document)
+            return WorkspaceConfig.from_dict(with_primary_default(document), base_dir=self.path.parent.absolute())
+        except ConfigError as exc:
+            raise in_file(exc, self.path, self.found) from exc
+
+    def _entry_text(self, path: Path) -> str:
+        """A new root's path as written into a project file: relative to the file's folder when
+        the root is inside the folder holding the project (``../docs-site``, a sibling checkout),
+        so that the file means the same in every clone; else absolute."""
+        base = self.path.parent.absolute()
+        if base.parent.parent != base.parent and path.is_relative_to(base.parent):  # `/` holds everything
+            return os.path.relpath(path, base)
+        return str(path)
+
+    def _check_loads_back(self, document: Any) -> None:
+        try:
+            self._project_config(document)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"not written: the edit would make {self.path} invalid ({exc.message})",
+                hint=f"This is a bug in the caller; {self.path} was left as it was.",
             ) from exc
 
 

@@ -36,10 +36,16 @@ class BatchWriter:
     which is raised. ``report_failure(path, problem)`` records such a store failure (the run
     loop's own reporting, so that the summary and the log say the same). :meth:`close` commits
     too when the run ends by an exception (Ctrl-C, or a database failure that left the
-    transaction open): every write in the batch is whole."""
+    transaction open): every write in the batch is whole.
+
+    ``before_batch()`` is called before each transaction opens (before each write for a store
+    without ``batch``), and may raise to stop the run with nothing of the next batch written
+    (the free-disk check); ``after_commit()`` after each successful commit (the size budget
+    measures the index again)."""
 
     def __init__(
-        self, store: IndexStore, summary: IndexSummary, report_failure: Callable[[Path, Problem], None]
+        self, store: IndexStore, summary: IndexSummary, report_failure: Callable[[Path, Problem], None],
+        *, before_batch: Callable[[], object] | None = None, after_commit: Callable[[], object] | None = None,
     ) -> None:
         self._factory: Callable[[], AbstractContextManager[None]] | None = getattr(store, "batch", None)
         self._summary = summary
@@ -49,11 +55,21 @@ class BatchWriter:
         self._files = 0
         self._chars = 0
         self._pending: list[tuple[Path, int]] = []
+        self._before_batch = before_batch
+        self._after_commit = after_commit
 
     def begin(self) -> None:
         """Before a write: open a batch unless one is open (if it cannot be opened, the write
-        goes alone and reports its own error)."""
-        if self._open is not None or self._factory is None:
+        goes alone and reports its own error).
+
+        Raises:
+            whatever ``before_batch`` raises (nothing is opened or written then).
+        """
+        if self._open is not None:
+            return
+        if self._before_batch is not None:
+            self._before_batch()
+        if self._factory is None:
             return
         context = self._factory()
         try:
@@ -108,6 +124,8 @@ class BatchWriter:
             return
         for _, chunks in pending:
             self._count(chunks)
+        if self._after_commit is not None and not unwinding:
+            self._after_commit()
 
     def _count(self, chunks: int) -> None:
         self._summary.files_indexed += 1

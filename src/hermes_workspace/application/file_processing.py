@@ -112,7 +112,9 @@ class FileTask:
     an upgrade), that version is kept rather than dropped."""
 
 
-Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed", "converter_unavailable"]
+Status = Literal["chunked", "unchanged", "binary_content", "empty", "failed", "converter_unavailable", "over_budget"]
+"""``over_budget``: not read at all, because the storage budget was reached before its turn and a
+new file can only add chunks (made by the index run, never by :func:`process_file`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -23,6 +23,7 @@ from hermes_workspace.logs import get_logger
 from hermes_workspace.application.batch_writer import BatchWriter
 from hermes_workspace.application.conversion import Conversions
 from hermes_workspace.application.embedding import EmbedChunks
+from hermes_workspace.application.storage_guard import StorageGuard
 from hermes_workspace.application.file_processing import (
     FileOutcome,
     FileTask,
@@ -35,8 +36,9 @@ from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.constants import INDEX_DIRNAME
 from hermes_workspace.domain.encodings import sibling_hint
 from hermes_workspace.domain.conversion import converted_signature, converted_view
-from hermes_workspace.domain.errors import ConverterUnavailableError, StoreUnusableError, reraise_interrupt
+from hermes_workspace.domain.errors import ConverterUnavailableError, StoreUnusableError, UsageError, reraise_interrupt
 from hermes_workspace.domain.model import (
+    ChangedScope,
     DiscoveryProblem,
     ErrorStage,
     ExcludedPath,
@@ -157,11 +159,35 @@ class IndexWorkspace:
     file's config signature also holds its converter's signature
     (:func:`~hermes_workspace.domain.conversion.converted_signature`), so that a converter
     change re-indexes those files only; the cache is pruned to the indexed files after the run."""
+    storage: StorageGuard | None = None
+    """The storage limits (``knowledgebase.storage``, :class:`StorageGuard`): files whose chunks
+    would take the index past ``max_size`` are skipped (``budget``; an indexed version stays);
+    the free disk space is checked before each batch of writes, the prune and the embedding pass
+    (:class:`~hermes_workspace.domain.errors.DiskSpaceLowError` stops the run). ``None``: no limits."""
+    prune_vectors: Callable[[], int] | None = None
+    """Deletes the orphaned vectors in the index (those no chunk uses) and returns how many; run
+    at the end of a run without an embedding pass (that pass prunes them itself, after reusing
+    those whose text came back: a moved file). ``None``: nothing to prune."""
 
-    def execute(self, progress: ProgressSink) -> IndexSummary:
+    def execute(self, progress: ProgressSink, changed: Collection[Path] | None = None) -> IndexSummary:
         """Run one index pass; returns the summary (seed 000 shape). ``progress`` gets
         ``start(total)``, one ``advance`` per candidate file, in order, and ``finish()``; then,
         with ``embedding``, the same for the chunks that get vectors (``summary.semantic``).
+
+        ``changed`` (absolute paths; ``None``: every root, the whole run): a run over these paths
+        only, for a file watcher or ``index --path``. Each is placed in the roots by
+        :meth:`~hermes_workspace.domain.ports.FileSource.discover_paths`: a file is judged as the
+        whole walk judges it, then planned and stored as in a whole run (size, mtime and settings
+        unchanged: skipped without reading); a folder is walked with the rules inherited from
+        its ancestors; a changed ignore file re-walks its folder. The indexed files at or under
+        each path that were not found again (deleted, renamed away, now excluded or ignored) are
+        pruned, with their tombstones; nothing else is looked at, so the run costs what changed,
+        not the size of the index (record and tombstone lookups by path). Paths no root covers
+        (outside every root, in the index folder) are left alone and counted in
+        ``summary.changed_paths`` (``{"given", "ignored"}``). Such a run does not replace what
+        the last whole run recorded (:meth:`IndexStore.record_run`, ``record_exclusions``:
+        ``status`` keeps describing it) nor prune the conversion cache (the next whole run
+        does); the embedding pass embeds the chunks it added, as always.
 
         Raises:
             StoreUnusableError: the index database failed as a whole (disk full, read-only, I/O
@@ -174,14 +200,22 @@ class IndexWorkspace:
         started = time.perf_counter()
         summary = IndexSummary()
         stage = "keyword"
+        given = None if changed is None else _absolute_paths(changed)
         try:
             with self.lock.hold():
                 self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
                 roots = self._roots()
-                # Walked whole: their coverage is recorded (paths come under the resolved folder).
-                summary.track_roots((r.path, Path(os.path.realpath(r.path))) for r in roots)
+                if given is None:  # walked whole: their coverage is recorded (paths come under the resolved folder)
+                    summary.track_roots((r.path, Path(os.path.realpath(r.path))) for r in roots)
                 signature = file_signatures(self.config, self.chunker)  # per file: its route's chunker
-                candidates, seen, unreadable = self._discover(roots, summary)
+                if self.storage is not None:
+                    self.storage.start()
+                scopes: list[Path] | None = None
+                if given is None:
+                    candidates, seen, unreadable = self._discover(self.source.discover(roots), summary)
+                else:
+                    candidates, seen, unreadable, scopes = self._discover_changed(roots, given, summary)
+                self._scopes = scopes
                 progress.start(len(candidates))
                 self._fallbacks = []
                 try:
@@ -190,15 +224,26 @@ class IndexWorkspace:
                     progress.finish()
                 if self._fallbacks:
                     summary.add_note(_fallback_note(self._fallbacks))
+                if self.storage is not None:
+                    if note := self.storage.note():
+                        summary.add_note(note)
+                    self.storage.check_disk()
                 self._prune(seen, unreadable, summary)
-                self._prune_conversions()
-                self.store.record_exclusions(summary.excluded)
-                finished = utc_iso(self.clock())
-                self.store.record_run(finished, summary.skipped)
-                self.store.record_root_counts(summary.root_counts(finished))
+                if scopes is None:
+                    # A partial run's counts describe a few paths: the whole run's stay.
+                    self._prune_conversions()
+                    self.store.record_exclusions(summary.excluded)
+                    finished = utc_iso(self.clock())
+                    self.store.record_run(finished, summary.skipped)
+                    self.store.record_root_counts(summary.root_counts(finished))
                 if self.embedding is not None:
                     stage = "embedding"
+                    if self.storage is not None:
+                        self.storage.check_disk()
                     summary.semantic = self.embedding.execute(progress)
+                    summary.vectors_pruned = summary.semantic.vectors_pruned
+                elif self.prune_vectors is not None:
+                    summary.vectors_pruned = self.prune_vectors()
         except StoreUnusableError as exc:
             summary.duration_seconds = time.perf_counter() - started
             raise _stopped(exc, summary, stage) from exc
@@ -212,22 +257,59 @@ class IndexWorkspace:
             roots = [r for r in roots if not r.primary]
         return roots
 
+    def _discover_changed(
+        self, roots: list[Root], given: list[Path], summary: IndexSummary
+    ) -> tuple[list[SourceFile], set[Path], set[Path], list[Path]]:
+        """:meth:`_discover` over the changed paths ``given``, and the scopes to prune under
+        (:class:`ChangedScope` paths, those nested in another left out). A source without
+        ``discover_paths`` walks every root (the prune stays limited to the scopes)."""
+        own_index = os.path.join(self.config.primary_path(self.home), INDEX_DIRNAME)
+        inside = [p for p in given if not (str(p) == own_index or str(p).startswith(own_index + os.sep))]
+        ignored = len(given) - len(inside)
+        found: list[ChangedScope] = []
+        discover_paths = getattr(self.source, "discover_paths", None)
+        if not inside:
+            items: Iterable[object] = ()
+        elif discover_paths is None:
+            found = [ChangedScope(p, p) for p in inside]
+            items = self.source.discover(roots)
+        else:
+            items = discover_paths(roots, inside)
+        candidates, seen, unreadable = self._discover(items, summary, found)
+        covered = {scope.given for scope in found if scope.path is not None}
+        ignored += sum(1 for p in dict.fromkeys(scope.given for scope in found) if p not in covered)
+        summary.changed_paths = {"given": len(given), "ignored": ignored}
+        scopes: list[Path] = []
+        kept: set[Path] = set()
+        # A set of the scopes kept so far, looked up by each path's ancestors: a scan of the
+        # list per path was quadratic (5 s for the 500 paths of a branch switch).
+        for path in sorted({scope.path for scope in found if scope.path is not None}, key=str):
+            if path not in kept and not any(parent in kept for parent in path.parents):
+                scopes.append(path)
+                kept.add(path)
+        if ignored:
+            log.info("changed paths outside every root left alone", ignored=ignored)
+        return candidates, seen, unreadable, scopes
+
     def _discover(
-        self, roots: list[Root], summary: IndexSummary
+        self, items: Iterable[object], summary: IndexSummary, scopes: list[ChangedScope] | None = None
     ) -> tuple[list[SourceFile], set[Path], set[Path]]:
         """Candidates in walk order (roots never overlap, the config refuses it; should a source
         yield a path twice, the first stays), every path
         seen, and the paths that could not be looked at: whatever the index holds under those is
         kept rather than pruned (an unmounted drive or a folder without permission is not a
-        deletion)."""
+        deletion). The :class:`ChangedScope` items of a changed-paths run go to ``scopes``."""
         candidates: list[SourceFile] = []
         seen: set[Path] = set()
         unreadable: set[Path] = set()
         # The file sources leave the index folder out themselves; this guards any other source,
         # as a string test (Path.parents costs more than the rest of an unchanged file's turn).
         own_index = os.path.join(self.config.primary_path(self.home), INDEX_DIRNAME, "")
-        for item in self.source.discover(roots):
-            if isinstance(item, SourceFile):
+        for item in items:
+            if isinstance(item, ChangedScope):
+                if scopes is not None:
+                    scopes.append(item)
+            elif isinstance(item, SourceFile):
                 if str(item.path).startswith(own_index):
                     continue
                 if item.path not in seen:
@@ -250,12 +332,17 @@ class IndexWorkspace:
         """Plan every candidate (one record lookup each), then go through them in order: skip,
         or store the outcome of :func:`process_file`, computed here or ahead in worker
         processes."""
-        self._graves = {t.path: t for t in self.store.tombstones()}
+        if self._scopes is None:
+            self._graves = {t.path: t for t in self.store.tombstones()}
+        else:
+            self._graves = {t.path: t for scope in self._scopes for t in self.store.tombstones(under=scope)}
         self._signatures = {}
         steps = [self._plan(file, signature) for file in candidates]
         tasks = [step for step in steps if isinstance(step, FileTask)]
         total = len(candidates)
-        batch = BatchWriter(self.store, summary, partial(_record_store_failure, summary))
+        guard = self.storage
+        batch = BatchWriter(self.store, summary, partial(_record_store_failure, summary),
+                            before_batch=guard.check_disk if guard else None, after_commit=guard.committed if guard else None)
         ambiguous: list[tuple[FileTask, FileOutcome]] = []
         with closing(self._outcomes(tasks)) as outcomes:
             try:
@@ -278,10 +365,12 @@ class IndexWorkspace:
                     except _FileFailed as failed:
                         _record_failure(summary, file.path, failed)
                     batch.file_done()
-                decided = self._decided_encodings({task.file.path for task, _ in ambiguous}) if ambiguous else []
+                undecided = {task.file.path for task, _ in ambiguous}
+                decided = self._decided_encodings(undecided) if ambiguous and self._scopes is None else []
                 for task, outcome in ambiguous:
                     try:
-                        self._apply(task, self._with_siblings_evidence(task, outcome, decided), signature,
+                        evidence = decided if self._scopes is None else self._nearest_encodings(task.file, undecided)
+                        self._apply(task, self._with_siblings_evidence(task, outcome, evidence), signature,
                                     summary, batch)
                     except _FileFailed as failed:
                         _record_failure(summary, task.file.path, failed)
@@ -295,6 +384,20 @@ class IndexWorkspace:
         """``(path, encoding)`` of every indexed file read in a legacy encoding (this run's
         included, since its writes are visible through the store), except ``undecided``."""
         return [(r.path, r.encoding) for r in self.store.file_records() if r.encoding and r.path not in undecided]
+
+    def _nearest_encodings(self, file: SourceFile, undecided: set[Path]) -> list[tuple[Path, str]]:
+        """:meth:`_decided_encodings` for a changed-paths run, by lookups instead of a scan: the
+        decided files under the nearest folder, from ``file``'s own up to its root, that holds
+        any. :func:`~hermes_workspace.domain.encodings.sibling_hint` lets the nearest such
+        folder decide alone, so the hint is the one the whole list would give."""
+        for folder in [file.path.parent, *file.path.parent.parents]:
+            if folder != file.root and file.root not in folder.parents:
+                break
+            found = [(r.path, r.encoding) for r in self.store.file_records(under=folder)
+                     if r.encoding and r.path not in undecided]
+            if found:
+                return found
+        return []
 
     def _with_siblings_evidence(
         self, task: FileTask, outcome: FileOutcome, decided: list[tuple[Path, str]]
@@ -320,6 +423,9 @@ class IndexWorkspace:
 
     _graves: dict[Path, Tombstone] | None = None
     """The tombstones read at the start of the keyword pass (files removed by ``delete``)."""
+
+    _scopes: list[Path] | None = None
+    """The paths a changed-paths run re-walked (what it prunes under); ``None`` for a whole run."""
 
     def _tools(self) -> FileTools:
         return FileTools(self.source, self.decoder, self.chunker, self.fallback_chunker, self.conversions)
@@ -380,6 +486,8 @@ class IndexWorkspace:
             results = self.pool.map_ordered(work, self.worker_tools, tasks)
             try:
                 while True:
+                    if self.storage is not None and self.storage.reached:
+                        break  # the rest in this process, where new files are then not read at all
                     try:
                         outcome = next(results)
                     except StopIteration:
@@ -399,7 +507,11 @@ class IndexWorkspace:
                     close()
         tools = self._tools()
         for task in islice(tasks, done, None):
-            yield work(tools, task)
+            # Lazily, at the file's turn: once the budget is reached a new file could only be
+            # refused, so reading and chunking it (every run, while the budget stays) is waste.
+            new = not task.indexed and task.tombstone is None
+            over = new and self.storage is not None and self.storage.reached
+            yield FileOutcome("over_budget", size=task.file.size) if over else work(tools, task)
 
     def _parallel(self, tasks: list[FileTask]) -> bool:
         return (
@@ -429,6 +541,11 @@ class IndexWorkspace:
                 return
             if outcome.content_hash:  # read, and changed since the delete: it is back
                 self._store(batch, lambda: self.store.remove_tombstones([file.path]))
+        if outcome.status == "over_budget":
+            assert self.storage is not None
+            self.storage.refuse()
+            summary.add_skip("budget")
+            return
         same_bytes = task.indexed_hash is not None and outcome.content_hash == task.indexed_hash
         if outcome.status == "failed":
             assert outcome.stage is not None and outcome.problem is not None
@@ -468,6 +585,11 @@ class IndexWorkspace:
         if outcome.status == "unchanged":
             self._store(batch, lambda: self.store.touch_file(record))
             summary.add_skip("unchanged")
+            return
+        if self.storage is not None and not self.storage.admit(
+            sum(len(chunk.content) for chunk in outcome.chunks), len(outcome.chunks)
+        ):
+            summary.add_skip("budget")  # an indexed version stays: the note says so
             return
         self._store(batch, lambda: self.store.replace_file(record, outcome.chunks))
         batch.stored(file.path, outcome.chunks)
@@ -521,9 +643,16 @@ class IndexWorkspace:
             raise _FileFailed("store", Problem.of(exc)) from exc
 
     def _prune(self, seen: set[Path], unreadable: set[Path], summary: IndexSummary) -> None:
+        """Delete the records (and forget the tombstones) of files not seen by this run: every
+        indexed file for a whole run, those at or under the scopes for a changed-paths run;
+        never under a path that could not be looked at."""
+        if self._scopes is None:
+            records: Iterable[FileRecord] = self.store.file_records()
+        else:
+            records = [r for scope in self._scopes for r in self.store.file_records(under=scope)]
         stale = [
             record.path
-            for record in self.store.file_records()
+            for record in records
             if record.path not in seen
             and record.path not in unreadable
             and not any(parent in unreadable for parent in record.path.parents)
@@ -559,6 +688,22 @@ def _fallback_note(fallbacks: list[tuple[Path, Problem]]) -> str:
             "and the log has each traceback")
 
 
+def _absolute_paths(paths: Collection[Path]) -> list[Path]:
+    """The changed paths of a run, each normalised (``.``/``..`` folded), in order, once.
+
+    Raises:
+        UsageError: a path is relative (callers make them absolute against their own folder).
+    """
+    found: dict[Path, None] = {}
+    for path in paths:
+        text = os.fspath(path)
+        if not os.path.isabs(text):
+            raise UsageError(f"changed paths must be absolute, got {text!r:.200}",
+                             hint="Give absolute paths (the CLI and the Python API take them from the current folder).")
+        found[Path(os.path.normpath(text))] = None
+    return list(found)
+
+
 def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> StoreUnusableError:
     """The error ending a run that the database failure ``exc`` stopped in ``stage``
     (``keyword``: the walk, its writes and the prune; ``embedding``: the pass, whose own message
@@ -572,7 +717,7 @@ def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> Stor
     else:
         done = f"the keyword index is up to date ({files} indexed in this run)"
     hint = f"{exc.hint} Then run `hermes-workspace index` again: what was indexed is kept, only the rest is done."
-    return StoreUnusableError(f"{exc.message}; {done}", hint=hint.strip())
+    return type(exc)(f"{exc.message}; {done}", hint=hint.strip())  # its class keeps its code (disk_space_low)
 
 
 def _record_failure(summary: IndexSummary, path: Path, failed: _FileFailed) -> None:

@@ -28,6 +28,7 @@ from hermes_workspace.domain.errors import ConfigError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Root
 from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, first_overlap, name_roots, root_name_problem
+from hermes_workspace.domain.sizes import parse_size
 
 MAX_FILE_MB_LIMIT = 1_000_000.0
 """Upper bound of ``max_file_mb`` (a terabyte): larger values overflow byte counts."""
@@ -264,6 +265,29 @@ class HandlesConfig:
     max_sets: int = DEFAULT_MAX_RESULT_SETS
 
 
+DEFAULT_MAX_SIZE = 2 * 1024**3
+"""``knowledgebase.storage.max_size``: 2 GiB, seed 002's default budget. The Python 3.11 standard
+library (29,415 files, 236 MB of text, 177,412 chunks) makes a 415 MB keyword index, so 2 GiB holds
+about 1.2 GB of source text, or about 630 MB with 384-dimension vectors (2.2 kB a chunk more)."""
+
+DEFAULT_MIN_FREE_DISK = 100 * 1024**2
+"""``knowledgebase.storage.min_free_disk``: 100 MiB. Room for SQLite to checkpoint its WAL and
+for the other programs on the disk; below it, ``index`` stops writing before a batch (see
+:class:`~hermes_workspace.application.storage_guard.StorageGuard`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StorageConfig:
+    """``knowledgebase.storage``: ``max_size`` (bytes, 0: no budget), the size the index may
+    reach (see :class:`~hermes_workspace.application.storage_guard.StorageGuard` for what counts);
+    ``min_free_disk`` (bytes, 0: no check), the free space that must be left on the index's file
+    system before each batch of writes. Written in config as sizes (``2GB``,
+    :func:`~hermes_workspace.domain.sizes.parse_size`: binary units)."""
+
+    max_size: int = DEFAULT_MAX_SIZE
+    min_free_disk: int = DEFAULT_MIN_FREE_DISK
+
+
 @dataclass(frozen=True, slots=True)
 class WorkspaceConfig:
     """The validated configuration.
@@ -287,6 +311,7 @@ class WorkspaceConfig:
     retrieval_mode: str = "off"
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     handles: HandlesConfig = field(default_factory=HandlesConfig)
+    storage: StorageConfig = field(default_factory=StorageConfig)
     chunkers: ChunkerRoutes = field(default_factory=ChunkerRoutes)
     store: str = DEFAULT_STORE
     source: str = DEFAULT_SOURCE
@@ -358,19 +383,23 @@ class WorkspaceConfig:
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None, base_dir: Path | None = None) -> WorkspaceConfig:
+    def from_dict(
+        cls, data: Mapping[str, Any] | None, base_dir: Path | None = None, *, home: Path | None = None
+    ) -> WorkspaceConfig:
         """Build and validate from the parsed YAML document (the whole config file: other
         sections are ignored). Relative paths (``workspace.path``, roots) are taken from
         ``base_dir``, the config file's folder, so that they mean the same from any current
-        directory; without ``base_dir``, from the current directory.
+        directory; without ``base_dir``, from the current directory. ``home``: HERMES_HOME, whose
+        ``workspace`` folder is the primary workspace unless ``workspace.path`` says otherwise,
+        for the overlap check (default ``base_dir``: config.yaml lives in HERMES_HOME).
 
         Raises:
             ConfigError: a section is not a mapping, a value has the wrong type, or a constraint of
                 seed 000 fails (``chunk_size > 0``, ``0 <= overlap < chunk_size``,
                 ``threshold >= 0``, ``max_file_mb > 0``, ``default_limit >= 1``); two roots index
                 the same files: the same folder twice or through a symbolic link, a root inside a
-                recursive one (the primary workspace included, when ``base_dir`` is given and it
-                is enabled), the message naming both entries (:func:`_check_overlaps`).
+                recursive one (the primary workspace included, when it is known from
+                ``workspace.path``, ``home`` or ``base_dir``, and enabled), the message naming both entries (:func:`_check_overlaps`).
         """
         data = data or {}
         if not isinstance(data, Mapping):
@@ -395,9 +424,10 @@ class WorkspaceConfig:
         workspace_name = _root_name(ws, "workspace.name")
         roots = _roots(kb.get("roots"), base_dir)
         _check_unique_names(workspace_name or PRIMARY_ROOT_NAME, roots)
-        # The primary workspace is HOME/workspace unless workspace.path says otherwise; base_dir is
-        # the config file's folder, HOME (without it, the added roots are checked among themselves).
-        primary = workspace_path or (base_dir / c.WORKSPACE_DIRNAME if base_dir is not None else None)
+        # The primary workspace is HOME/workspace unless workspace.path says otherwise (without a
+        # home or base_dir, the added roots are checked among themselves).
+        home = home if home is not None else base_dir
+        primary = workspace_path or ((home / c.WORKSPACE_DIRNAME).absolute() if home is not None else None)
         _check_overlaps(roots, primary if enabled else None,
                         "workspace.path" if workspace_path is not None else "the primary workspace")
 
@@ -437,6 +467,7 @@ class WorkspaceConfig:
             retrieval_mode=_retrieval_mode(kb),
             injection=_injection(_section(kb, "injection", prefix="knowledgebase.")),
             handles=_handles(_section(kb, "handles", prefix="knowledgebase.")),
+            storage=_storage(_section(kb, "storage", prefix="knowledgebase.")),
             converters=_converters(_section(kb, "converters", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
@@ -534,8 +565,9 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path", "name"}),
     "knowledgebase": frozenset(
         {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
-         "handles", "chunkers", "store", "source", "plugins", "converters"}
+         "handles", "chunkers", "store", "source", "plugins", "converters", "storage"}
     ),
+    "knowledgebase.storage": frozenset({"max_size", "min_free_disk"}),
     "knowledgebase.store": frozenset({"provider"}),
     "knowledgebase.source": frozenset({"provider"}),
     "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
@@ -696,6 +728,17 @@ def _handles(data: Mapping[str, Any]) -> HandlesConfig:
     if not 1 <= max_sets <= MAX_RESULT_SETS_LIMIT:
         raise ConfigError(f"{p}max_sets must be >= 1 and <= {MAX_RESULT_SETS_LIMIT}, got {max_sets}")
     return HandlesConfig(ttl_hours=float(ttl), max_sets=max_sets)
+
+
+def _storage(data: Mapping[str, Any]) -> StorageConfig:
+    p = "knowledgebase.storage."
+    _check_keys(data, "knowledgebase.storage")
+    values = {}
+    for key, default in (("max_size", DEFAULT_MAX_SIZE), ("min_free_disk", DEFAULT_MIN_FREE_DISK)):
+        raw = data.get(key)
+        # YAML 1.1 reads a bare `off`/`no` as false: it can only mean "no limit".
+        values[key] = default if raw is None else 0 if raw is False else parse_size(raw, p + key)
+    return StorageConfig(**values)
 
 
 def _reranker(data: Mapping[str, Any]) -> RerankerConfig:

@@ -133,6 +133,17 @@ class StoreUnusableError(StoreError):
     Adapters choose the class from the database's own error class."""
 
 
+class DiskSpaceLowError(StoreUnusableError):
+    """``index`` stopped writing because the index's file system has less free space than
+    ``knowledgebase.storage.min_free_disk``: checked before each batch of writes, so nothing is
+    half-written and every batch committed before stays. A full disk caught before SQLite hits
+    it: exit 74 like :class:`StoreUnusableError`, with its own code."""
+
+    code = "disk_space_low"
+    default_hint = ("Free some disk space, or lower knowledgebase.storage.min_free_disk in config.yaml "
+                    "(0 turns the check off).")
+
+
 class BinaryContentError(WorkspaceError):
     """A file's bytes look binary (NUL bytes without a UTF-16/32 byte-order mark): skip it."""
 

@@ -29,11 +29,13 @@ ErrorStage = Literal["discover", "read", "convert", "chunk", "store"]
 (PDF, DOCX...: a damaged file, or a scanned PDF without text), chunking, or the database."""
 
 SkipReason = Literal[
-    "unchanged", "binary_suffix", "too_large", "empty", "binary_content", "deleted_by_user", "converter_unavailable"
+    "unchanged", "binary_suffix", "too_large", "empty", "binary_content", "deleted_by_user", "converter_unavailable",
+    "budget",
 ]
 """Why a candidate file produced no new chunks without being an error (``deleted_by_user``: removed
 with ``delete`` and unchanged since, see :mod:`hermes_workspace.domain.catalog`;
-``converter_unavailable``: a document whose converter's library is not installed)."""
+``converter_unavailable``: a document whose converter's library is not installed; ``budget``: its
+chunks would have taken the index past ``knowledgebase.storage.max_size``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +194,21 @@ class DiscoveryProblem:
     root: Path
     error_type: str
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedScope:
+    """What :meth:`~hermes_workspace.domain.ports.FileSource.discover_paths` made of one changed
+    path ``given``, yielded before the walk's items: ``path``, the file or folder re-walked for it,
+    in the form the walk yields paths (under the resolved root; an ignore file's folder for a
+    changed ignore file; the whole root for a folder holding a root), whose indexed files not found
+    again are pruned; or ``None`` when no root covers ``given`` (``category``: ``outside_roots``,
+    also for a folder a non-recursive root does not walk, or ``workspace_internal`` for the
+    index, logs and model folders). A path under two roots gives one item per root."""
+
+    given: Path
+    path: Path | None
+    category: ExclusionCategory | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -669,9 +686,16 @@ class IndexSummary:
     skipped: dict[str, int] = field(default_factory=dict)
     excluded: dict[str, int] = field(default_factory=dict)
     semantic: EmbeddingReport | None = None
+    vectors_pruned: int = 0
+    """Orphaned vectors deleted at the end of the run (no chunk uses them: their files changed,
+    were deleted or pruned); in the JSON only when non-zero."""
     notes: list[str] = field(default_factory=list)
     """Sentences for the user about the run as a whole (a converter whose library is missing,
     with the install command), each once; in the JSON only when non-empty."""
+    changed_paths: dict[str, int] | None = None
+    """For a run over changed paths only (``index --path``): ``{"given": n, "ignored": k}``, the
+    paths given and those no root covers (outside every root, or in the index folder), which were
+    left alone; ``None`` for a whole run. In the JSON only when set."""
 
     _roots: dict[str, dict[str, int]] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Per-root counts of the roots this run walks (:meth:`track_roots`), by root folder as
@@ -758,7 +782,9 @@ class IndexSummary:
             "skipped": dict(sorted(self.skipped.items())),
             "excluded": dict(sorted(self.excluded.items())),
             **({"semantic": self.semantic.to_json()} if self.semantic is not None else {}),
+            **({"vectors_pruned": self.vectors_pruned} if self.vectors_pruned else {}),
             **({"notes": list(self.notes)} if self.notes else {}),
+            **({"changed_paths": dict(self.changed_paths)} if self.changed_paths is not None else {}),
         }
 
 

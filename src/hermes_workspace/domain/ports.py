@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.model import (
+    ChangedScope,
     Chunk,
     ConvertedDocument,
     DiscoveryProblem,
@@ -50,6 +51,21 @@ class FileSource(Protocol):
         version-control or workspace-internal path left out (a folder once, not walked), and a
         :class:`DiscoveryProblem` per path that could not be looked at (a missing root is one,
         with ``path == root``). Never raises for one bad path."""
+        ...
+
+    def discover_paths(
+        self, roots: Sequence[Root], paths: Iterable[Path]
+    ) -> Iterator[SourceFile | SkippedFile | ExcludedPath | DiscoveryProblem | ChangedScope]:
+        """For an index run over changed paths (a file watcher's, ``index --path``): first one
+        :class:`ChangedScope` per absolute path in ``paths`` and root covering it (one with
+        ``path=None`` when no root does), then, root by root, exactly the items :meth:`discover`
+        would yield for each scope path and what is under it, judged as the whole walk judges
+        them (always-on exclusions, the ignore rules of the root and of every folder on the way,
+        recursion, binary suffixes, size cap), without walking anything else. A changed ignore
+        file's scope is its folder; a path that no longer exists yields its scope only (the
+        caller prunes what the index holds under it). Never raises for one bad path.
+
+        Optional for third-party sources: without it, a changed-paths run walks every root."""
         ...
 
     def read_bytes(self, file: SourceFile) -> bytes:
@@ -162,8 +178,10 @@ class IndexStore(Protocol):
         """The record of an indexed file, or ``None``."""
         ...
 
-    def file_records(self) -> Iterator[FileRecord]:
-        """Every indexed file's record."""
+    def file_records(self, *, under: Path | None = None) -> Iterator[FileRecord]:
+        """Every indexed file's record; with ``under``, only the record of the file at ``under``
+        and those of the files below the folder ``under`` (a lookup on the path, not a scan:
+        an index run over changed paths costs what it changes, not the size of the index)."""
         ...
 
     def replace_file(self, record: FileRecord, chunks: Sequence[Chunk]) -> None:
@@ -249,8 +267,9 @@ class IndexStore(Protocol):
         ``limit`` >= 1, ``offset`` >= 0 (callers validate); paging happens in the store."""
         ...
 
-    def tombstones(self) -> list[Tombstone]:
-        """Every tombstone (files removed by ``delete``), sorted by path."""
+    def tombstones(self, *, under: Path | None = None) -> list[Tombstone]:
+        """Every tombstone (files removed by ``delete``), sorted by path; with ``under``, only
+        the one of the file at ``under`` and those below the folder ``under`` (a lookup)."""
         ...
 
     def add_tombstones(self, tombstones: Iterable[Tombstone]) -> None:
@@ -558,9 +577,10 @@ class WorkspaceLayout(Protocol):
     """Creates the primary workspace's folders and seeded ignore file."""
 
     def ensure(self, primary: Path, *, create_folders: bool) -> None:
-        """Create ``primary/.index``; with ``create_folders``, also ``docs/ notes/ data/ code/
-        uploads/ media/`` and a ``.hermesignore`` holding the default rules, unless one exists
-        (a user's file is never overwritten)."""
+        """Create the index folder (``primary/.index``, or a project config's folder under
+        HERMES_HOME/projects); with ``create_folders``, also ``docs/ notes/ data/ code/ uploads/
+        media/`` and a ``.hermesignore`` holding the default rules, unless one exists (a user's
+        file is never overwritten). A project's primary root (a repository) gets neither."""
         ...
 
 

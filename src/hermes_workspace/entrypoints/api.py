@@ -25,7 +25,7 @@ import inspect
 import json
 import os
 from dataclasses import replace
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from hermes_workspace.domain.errors import (
     WorkspaceError,
 )
 from hermes_workspace.domain.paths import escape_json_surrogates
+from hermes_workspace.domain.project_config import ConfigSource
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, RootCoverage, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.domain.semantic import SEARCH_MODES
@@ -214,22 +215,41 @@ class Workspace:
         return container
 
     @classmethod
-    def open(cls, home: str | os.PathLike[str] | None = None, **adapters: Any) -> Workspace:
+    def open(
+        cls,
+        home: str | os.PathLike[str] | None = None,
+        *,
+        config: str | os.PathLike[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        **adapters: Any,
+    ) -> Workspace:
         """Open the workspace of ``home`` (default ``$HERMES_HOME`` or ``~/.hermes``).
+
+        The config in use (:attr:`config_source`): ``config`` (a YAML file) if given, else
+        ``$HERMES_WORKSPACE_CONFIG``, else the nearest ``.hermes-workspace.yaml`` in ``cwd`` or an
+        ancestor, else ``home/config.yaml``. Project files are looked for only when ``cwd`` is
+        given (the process's working directory is never looked at: pass ``os.getcwd()`` to
+        behave as the CLI). See :mod:`hermes_workspace.domain.project_config`.
 
         ``adapters``: replacements by provider name (see the module docstring).
 
         Raises:
-            UsageError: ``home`` is not a string, a path or None; an unknown adapter name.
+            UsageError: ``home``, ``config`` or ``cwd`` is not a string, a path or None, or is
+                empty; ``config`` is missing or not a file; an unknown adapter name.
+            ConfigError: ``$HERMES_WORKSPACE_CONFIG`` names no file.
         """
         _check_type("home", home, (str, os.PathLike, type(None)))
+        _check_type("config", config, (str, os.PathLike, type(None)))
+        _check_type("cwd", cwd, (str, os.PathLike, type(None)))
+        if cwd is not None and not os.fspath(cwd).strip():
+            raise UsageError("cwd is empty", hint="Give a folder (e.g. os.getcwd()), or None for no project discovery.")
         unknown = sorted(set(adapters) - set(REPLACEABLE))
         if unknown:
             raise UsageError(
                 f"unknown adapter name(s): {', '.join(unknown)}",
                 hint=f"Replaceable adapters: {', '.join(REPLACEABLE)}.",
             )
-        container = build_container(home)
+        container = build_container(home, config=config, cwd=cwd)
         configure_library_logging(container.log_file())
         for name, adapter in adapters.items():
             if name == "vector_index":
@@ -252,8 +272,14 @@ class Workspace:
         return self._container.home()
 
     @property
+    def config_source(self) -> ConfigSource:
+        """The config file in use and how it was found (``option``, ``env``, ``project``, ``home``)."""
+        return self._container.config_source()
+
+    @property
     def index_path(self) -> Path:
-        """Where the SQLite index lives: ``<primary workspace>/.index/workspace.sqlite``."""
+        """Where the SQLite index lives: ``<primary workspace>/.index/workspace.sqlite``, or for
+        a project config ``HERMES_HOME/projects/<folder>-<hash>/workspace.sqlite``."""
         return self._container.index_path()
 
     @property
@@ -321,9 +347,18 @@ class Workspace:
         return self._container.remove_root().execute(os.fspath(path))
 
     def index(
-        self, *, progress: ProgressCallback | ProgressSink | None = None, workers: int | None = None
+        self, *, progress: ProgressCallback | ProgressSink | None = None, workers: int | None = None,
+        paths: Sequence[str | os.PathLike[str]] | None = None,
     ) -> IndexSummary:
-        """Index every root; returns the summary. ``progress`` is a callback
+        """Index every root; returns the summary. ``paths``: only these files and folders
+        (relative ones from the current folder; ``None``: every root), for a caller that knows
+        what changed (a file watcher): each is judged as the whole walk judges it (exclusions,
+        ignore rules of every folder on the way, size cap), a folder is walked whole, a changed
+        ignore file re-walks its folder, and the indexed files at or under each path that are gone
+        or now excluded are pruned; nothing else is looked at
+        (:meth:`~hermes_workspace.application.indexing.IndexWorkspace.execute`). The summary's
+        ``changed_paths`` says how many were given and how many no root covers (left alone); such
+        a run keeps the last whole run's record for ``status``. ``progress`` is a callback
         ``(position, total, path)`` or a :class:`ProgressSink`. ``workers``: processes that read
         and chunk in parallel (2 or more starts a process pool; a script that passes it must
         guard its entry point with ``if __name__ == "__main__":``, as any multiprocessing user
@@ -335,11 +370,14 @@ class Workspace:
         Raises:
             KeyboardInterrupt: Ctrl-C (or the host's own interrupt) during the run.
             UsageError: ``progress`` is neither a callable nor a progress sink, ``workers`` not a
-                whole number >= 1 (or None).
+                whole number >= 1 (or None); ``paths`` not a list of non-empty paths, or none of
+                them in a root (after the run, which changed nothing).
             MissingExtraError: the ``workspace`` extra (chonkie) is not installed.
             IndexBusyError: another index run is in progress.
             ConfigError: the config is invalid.
-            StoreError: the index cannot be written (disk full, read-only): the run stops.
+            StoreError: the index cannot be written (disk full, read-only): the run stops;
+                ``DiskSpaceLowError`` (code ``disk_space_low``) when less disk than
+                ``knowledgebase.storage.min_free_disk`` is free before a batch of writes.
         """
         from hermes_workspace.adapters.file_lock import FileIndexLock
         from hermes_workspace.adapters.progress_sinks import CallbackProgressSink, NullProgressSink
@@ -360,15 +398,23 @@ class Workspace:
         _check_type("workers", workers, (int, type(None)))
         if workers is not None and not 1 <= workers <= WORKERS_LIMIT:
             raise UsageError(f"workers must be >= 1 and <= {WORKERS_LIMIT} (1: no worker processes), got {workers}")
+        changed = None if paths is None else _changed_paths(paths)
         lock = self._container.index_lock()
         # The lock first: building the run opens the index for writing, which would wait for a
         # running index's transaction (seconds) before the run found the lock taken.
         with lock.hold() if isinstance(lock, FileIndexLock) else contextlib.nullcontext():
             if workers is None or self._container.index_pool.overridden:
-                summary = self._container.index_workspace().execute(sink)
+                summary = self._container.index_workspace().execute(sink, changed)
             else:
                 with self._container.index_pool.override(providers.Object(make_index_pool(workers))):
-                    summary = self._container.index_workspace().execute(sink)
+                    summary = self._container.index_workspace().execute(sink, changed)
+            if changed and summary.changed_paths is not None and summary.changed_paths["ignored"] == len(changed):
+                shown = ", ".join(str(p) for p in changed[:3]) + (", ..." if len(changed) > 3 else "")
+                raise UsageError(
+                    f"no root covers the path{'s' if len(changed) > 1 else ''} given ({shown}): nothing was indexed",
+                    hint="`hermes-workspace roots list` shows the roots (a non-recursive root covers only the files "
+                    "directly in it); add a folder with `roots add`. The index folder is never indexed.",
+                )
             self._record_plugins()
             self._add_plugin_notes(summary)
             return summary
@@ -789,9 +835,12 @@ class Workspace:
         }
 
     def status_report(self) -> dict[str, Any]:
-        """What ``hermes-workspace status`` prints: ``{"index_path", "indexed", "files", "chunks",
+        """What ``hermes-workspace status`` prints: ``{"config"`` (:attr:`config_source` as JSON), ``"index_path", "indexed", "files", "chunks",
         "size_bytes", "excluded", "semantic"`` (:meth:`semantic_status`), ``"last_indexed_at",
-        "skipped_last_run", "stale_estimate"}`` plus ``"note"`` before the first index. The same
+        "skipped_last_run", "stale_estimate", "storage"`` (the index size as
+        ``knowledgebase.storage.max_size`` counts it, against the limits: ``{"size_bytes",
+        "max_size_bytes", "free_disk_bytes", "min_free_disk_bytes"}``, 0 for a limit turned off)``}``
+        plus ``"note"`` before the first index. The same
         object is the MCP ``status`` tool's result and ``workspace_tool("status")``'s.
 
         Raises:
@@ -799,6 +848,7 @@ class Workspace:
         """
         status = self.status()
         data: dict[str, Any] = {
+            "config": self.config_source.to_json(),
             "index_path": str(self.index_path),
             "indexed": status.indexed,
             "files": status.files,
@@ -813,6 +863,7 @@ class Workspace:
         if not status.indexed:
             data["note"] = "nothing is indexed yet: run `hermes-workspace index`"
         data["roots"] = self._root_status(data["semantic"]["status"] != "disabled")
+        data["storage"] = self._storage_status(status.indexed)
         data["plugins"] = self._plugin_status()
         return data
 
@@ -835,6 +886,15 @@ class Workspace:
              "indexed_at": recorded[root.path].indexed_at if root.path in recorded else None, **row.to_json()}
             for root, row in zip(roots, rows, strict=True)
         ]
+
+    def _storage_status(self, indexed: bool) -> dict[str, Any]:
+        """``status``'s ``storage``: the index size against ``knowledgebase.storage``
+        (:func:`~hermes_workspace.container.storage_report`)."""
+        from hermes_workspace.container import storage_report
+
+        container = self._container
+        store = container.search_store() if indexed else None
+        return storage_report(container.config(), container.index_dir(), container.index_path(), store)
 
     def _plugin_status(self) -> dict[str, Any]:
         """``status``'s ``plugins``: ``{"signature", "indexed_signature", "up_to_date", "notes"}``
@@ -868,3 +928,20 @@ class Workspace:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+def _changed_paths(paths: object) -> list[Path]:
+    """``index(paths=...)`` as absolute paths (from the current folder, ``~`` expanded, not
+    resolved: the index keeps the paths its walk saw).
+
+    Raises:
+        UsageError: ``paths`` is a single path or not a collection of non-empty paths.
+    """
+    from hermes_workspace.application.catalog import absolute
+
+    if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Iterable):
+        raise UsageError(f"paths must be a list of paths (or None for every root), got {type(paths).__name__}",
+                         hint="Pass paths=[\"docs/a.md\"], even for one path.")
+    given = list(paths)
+    for path in given:
+        _check_type("paths[]", path, (str, os.PathLike))
+    return [absolute(path) for path in given]

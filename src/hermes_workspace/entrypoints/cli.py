@@ -63,6 +63,7 @@ app.command(roots_app)
 class _Options:
     human: bool = False
     home: str | None = None
+    config: str | None = None
     quiet: bool = False
     errors_on_stderr: bool = False
     """The command's stdout is a protocol channel (``mcp``): errors go to stderr, see :func:`_emit_error`."""
@@ -92,15 +93,25 @@ class _Output:
 def _workspace() -> Any:
     from hermes_workspace.entrypoints.api import Workspace
 
-    return Workspace.open(_options.home)
+    return Workspace.open(_options.home, config=_options.config, cwd=_cwd())
+
+
+def _config_line(source: Any) -> str:
+    """``config: PATH (project)``: which config file a command used and how it was found."""
+    return _safe(f"config: {source.path} ({source.found})")
 
 
 @roots_app.command(name="list")
 def roots_list() -> _Output:
     """List the roots with their names: the primary workspace (always recursive) and the added folders."""
     with _workspace() as ws:
-        roots = ws.roots()
-    return _Output([r.to_json() for r in roots], lambda con: _human_roots(con, roots))
+        roots, source = ws.roots(), ws.config_source
+
+    def human(con: Any) -> None:
+        con.print(_config_line(source), markup=False)
+        _human_roots(con, roots)
+
+    return _Output([r.to_json() for r in roots], human)
 
 
 @roots_app.command(name="add")
@@ -119,8 +130,15 @@ def roots_add(path: str, /, *, recursive: bool | None = None, name: str | None =
         name, made unique (-2, -3...); unchanged for one already added.
     """
     with _workspace() as ws:
-        change = ws.add_root(path, recursive=recursive, name=name)
-    return _Output(change.to_json(), lambda con: con.print(_safe(change.message), markup=False))
+        change, source = ws.add_root(path, recursive=recursive, name=name), ws.config_source
+    return _Output({**change.to_json(), "config": source.to_json()}, lambda con: _human_change(con, change.message, source))
+
+
+def _human_change(console: Any, message: str, source: Any) -> None:
+    """What a roots edit did, and which file it wrote when that is not HERMES_HOME's config."""
+    console.print(_safe(message), markup=False)
+    if source.found != "home":
+        console.print(_config_line(source), markup=False)
 
 
 @roots_app.command(name="rename")
@@ -135,8 +153,8 @@ def roots_rename(old: str, new: str, /) -> _Output:
         The new name: 1-64 ASCII letters, digits, _ or -, not another root's.
     """
     with _workspace() as ws:
-        change = ws.rename_root(old, new)
-    return _Output(change.to_json(), lambda con: con.print(_safe(change.message), markup=False))
+        change, source = ws.rename_root(old, new), ws.config_source
+    return _Output({**change.to_json(), "config": source.to_json()}, lambda con: _human_change(con, change.message, source))
 
 
 @roots_app.command(name="remove")
@@ -149,12 +167,15 @@ def roots_remove(path: str, /) -> _Output:
         The folder as it was added (or its resolved path).
     """
     with _workspace() as ws:
-        root = ws.remove_root(path)
-    return _Output(root.to_json(), lambda con: con.print(_safe(f"Removed {root.path}"), markup=False))
+        root, source = ws.remove_root(path), ws.config_source
+    return _Output({**root.to_json(), "config": source.to_json()},
+                   lambda con: _human_change(con, f"Removed {root.path}", source))
 
 
 @app.command(name="index")
-def index_command(*, workers: int | None = None) -> _Output:
+def index_command(
+    *, workers: int | None = None, path: Annotated[list[str] | None, Parameter(negative="")] = None
+) -> _Output:
     """Index every root: new and changed files are chunked, unchanged ones skipped, deleted ones pruned.
 
     Parameters
@@ -162,6 +183,10 @@ def index_command(*, workers: int | None = None) -> _Output:
     workers
         Processes that read and chunk in parallel (1: none); default $HERMES_INDEX_WORKERS,
         else one per CPU (at most 4).
+    path
+        Only this file or folder (repeatable), e.g. what an editor just saved: judged by the same
+        rules, a folder walked whole; indexed files gone from under it are pruned. Relative to the
+        current folder.
     """
     from hermes_workspace.container import auto_index_workers, index_workers
 
@@ -174,7 +199,7 @@ def index_command(*, workers: int | None = None) -> _Output:
     if workers is None:
         workers = index_workers(default=auto_index_workers())
     with _workspace() as ws:
-        summary = ws.index(progress=progress, workers=workers)
+        summary = ws.index(progress=progress, workers=workers, paths=path)
     if summary.semantic is not None and summary.semantic.error is not None:
         from hermes_workspace.logs import get_logger
 
@@ -539,18 +564,36 @@ def mcp_command(
             raise UsageError(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} only with --http "
                              "(the default transport is stdio)",
                              hint="Add --http to serve streamable HTTP, or leave them out for stdio.")
-    return serve(_options.home, http=http, host=host or "127.0.0.1",
+    return serve(_options.home, config=_options.config, http=http, host=host or "127.0.0.1",
                  port=DEFAULT_PORT if port is None else port, allow_write=allow_write,
                  keep_stdout_claimed=_options.owns_stdout)
 
 
+def _storage_line(storage: dict[str, Any]) -> str:
+    """``status --human``'s line on knowledgebase.storage: size against the budget, free space
+    against the floor (binary units, as config.yaml writes them)."""
+    from hermes_workspace.domain.sizes import format_size
+
+    size, budget = storage["size_bytes"], storage["max_size_bytes"]
+    line = f"storage: {format_size(size)} of " + (f"{format_size(budget)} (max_size)" if budget else "no size limit")
+    free, floor = storage["free_disk_bytes"], storage["min_free_disk_bytes"]
+    if free is not None:
+        line += f"; {format_size(free)} free on disk"
+        line += f", index writes stop below {format_size(floor)} (min_free_disk)" if floor else ""
+    return line
+
+
 def _human_status(console: Any, data: dict[str, Any]) -> None:
+    if data.get("config"):
+        console.print(_safe(f"config: {data['config']['path']} ({data['config']['found']})"), markup=False)
     console.print(
         _safe(f"{data['index_path']}: {data['files']} files, {data['chunks']} chunks, {data['size_bytes'] / 1e6:.1f} MB"),
         markup=False,
     )
     if data.get("last_indexed_at"):
         console.print(f"last indexed: {data['last_indexed_at']}", markup=False)
+    if storage := data.get("storage"):
+        console.print(_storage_line(storage), markup=False)
     stale = data.get("stale_estimate")
     if stale and stale["sampled"]:
         console.print(f"changed on disk since (estimate from {stale['sampled']} files, stat only): "
@@ -587,6 +630,7 @@ def launcher(
     *tokens: Annotated[str, Parameter(show=False, allow_leading_hyphen=True)],
     human: bool = False,
     home: str | None = None,
+    config: str | None = None,
     log_level: LogLevel = "warning",
     quiet: bool = False,
 ) -> int:
@@ -598,6 +642,9 @@ def launcher(
         Rich, human-readable output instead of JSON.
     home
         Hermes home (config.yaml, logs, default workspace); default $HERMES_HOME or ~/.hermes.
+    config
+        The config file to use; default $HERMES_WORKSPACE_CONFIG, else the nearest
+        .hermes-workspace.yaml in the working directory or above it, else HERMES_HOME/config.yaml.
     log_level
         Console log level on stderr; the log file under HERMES_HOME/logs gets INFO and above.
     quiet
@@ -606,7 +653,7 @@ def launcher(
     from hermes_workspace.container import resolve_home
     from hermes_workspace.entrypoints.logging_setup import configure_cli_logging
 
-    _options.human, _options.home, _options.quiet = human, home, quiet
+    _options.human, _options.home, _options.config, _options.quiet = human, home, config, quiet
     _options.errors_on_stderr = _serves_a_protocol(tokens)
     try:
         resolved_home = resolve_home(home)
@@ -753,7 +800,7 @@ def _emit_error(error: WorkspaceError, exit_code: int | None = None) -> int:
 
 _PROTOCOL_COMMANDS = frozenset({"mcp"})
 """Commands whose stdout carries a protocol (JSON-RPC): nothing else may be written there."""
-_GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--home", "--log-level"})
+_GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--home", "--config", "--log-level"})
 
 
 def _serves_a_protocol(tokens: list[str] | tuple[str, ...]) -> bool:

@@ -566,13 +566,15 @@ def _file_stamp(path: Path) -> tuple[int, int, int] | None:
     return (info.st_ino, info.st_mtime_ns, info.st_size)
 
 
-def workspace_stamp(home: Path, index_path: Path) -> Callable[[], object]:
+def workspace_stamp(home: Path, index_path: Path, config_path: Path | None = None) -> Callable[[], object]:
     """A :class:`WorkspacePool` stamp for a real workspace: config.yaml's inode, modification time
-    and size, and the index file's inode (a rebuilt index is a new file)."""
+    and size, the same of ``config_path`` (a project config in use, laid over config.yaml), and
+    the index file's inode (a rebuilt index is a new file)."""
 
     def stamp() -> object:
         index = _file_stamp(index_path)
-        return (_file_stamp(home / "config.yaml"), index[0] if index else None)
+        project = _file_stamp(config_path) if config_path is not None else None
+        return (_file_stamp(home / "config.yaml"), project, index[0] if index else None)
 
     return stamp
 
@@ -774,15 +776,21 @@ def transport_security(host: str, port: int) -> Any:
     )
 
 
-def open_pool(home: str | os.PathLike[str] | None) -> tuple[WorkspacePool, Path]:
+def open_pool(
+    home: str | os.PathLike[str] | None,
+    config: str | os.PathLike[str] | None = None,
+    cwd: str | None = None,
+) -> tuple[WorkspacePool, Path]:
     """A :class:`WorkspacePool` over the workspace of ``home`` and that workspace's log file.
-    Opens one workspace at once, so that a bad home or config fails before serving."""
+    ``config`` and ``cwd`` choose the config file as for ``Workspace.open`` (a project file above
+    ``cwd``). Opens one workspace at once, so that a bad home or config fails before serving."""
     from hermes_workspace.entrypoints.api import Workspace
 
-    first = Workspace.open(home)
-    stamp = workspace_stamp(first.home, first.index_path)
+    first = Workspace.open(home, config=config, cwd=cwd)
+    source = first.config_source
+    stamp = workspace_stamp(first.home, first.index_path, source.path if source.project else None)
     log_file = first.log_file
-    pool = WorkspacePool(lambda: Workspace.open(home), stamp)
+    pool = WorkspacePool(lambda: Workspace.open(home, config=config, cwd=cwd), stamp)
     first.close()
     return pool, log_file
 
@@ -790,6 +798,7 @@ def open_pool(home: str | os.PathLike[str] | None) -> tuple[WorkspacePool, Path]
 def serve(
     home: str | os.PathLike[str] | None = None,
     *,
+    config: str | os.PathLike[str] | None = None,
     http: bool = False,
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
@@ -801,7 +810,8 @@ def serve(
     to stderr after it, where a plugin's exit handler would otherwise write onto the wire.
     With ``http`` the port is bound before anything is served or announced (``port`` 0: any free
     port, the one taken is announced on stderr). ``search`` and ``retrieve`` scope from the
-    process's working directory at start (:func:`build_server`'s ``cwd``).
+    process's working directory at start (:func:`build_server`'s ``cwd``), which also chooses the
+    config file when ``config`` is not given (the nearest project file, see ``Workspace.open``).
 
     Raises:
         MissingExtraError: the ``mcp`` extra is not installed.
@@ -816,9 +826,10 @@ def serve(
         if not 0 <= port <= 65535:
             raise UsageError(f"--port must be 0..65535, got {port}")
     with contextlib.nullcontext(None) if http else _claim_stdout(restore=not keep_stdout_claimed) as wire:
-        pool, log_file = open_pool(home)
+        cwd = _server_cwd()
+        pool, log_file = open_pool(home, config, cwd)
         try:
-            server = build_server(pool, allow_write=allow_write, log_file=log_file, cwd=_server_cwd())
+            server = build_server(pool, allow_write=allow_write, log_file=log_file, cwd=cwd)
             if http:
                 listener = bind_listener(host, port)
                 anyio.run(_serve_http, server, listener)

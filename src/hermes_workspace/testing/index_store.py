@@ -421,6 +421,30 @@ class IndexStoreContract:
         assert filled.remove_tombstones([Path("/ws/a.md"), Path("/ws/not-there.md")]) == 1
         assert [str(t.path) for t in filled.tombstones()] == ["/ws/docs0.md", "/ws/docsx/d.md"]
 
+    def test_records_under_a_path_are_that_file_or_the_folder_s_files(self, filled: IndexStore) -> None:
+        def under(path: str) -> list[str]:
+            return sorted(str(r.path) for r in filled.file_records(under=Path(path)))
+
+        assert under("/ws/docs") == ["/ws/docs/b.md", "/ws/docs/deep/c.md", "/ws/docs/z.md"]  # not docs0, docsx
+        assert under("/ws/docs/") == ["/ws/docs/b.md", "/ws/docs/deep/c.md", "/ws/docs/z.md"]
+        assert under("/ws/docs/z.md") == ["/ws/docs/z.md"]
+        assert under("/ws/docs/z") == []
+        assert under("/ws/nothing") == []
+        assert len(under("/ws")) == 6
+
+    def test_records_under_a_folder_can_be_deleted_while_iterating(self, filled: IndexStore) -> None:
+        for record in filled.file_records(under=Path("/ws/docs")):
+            filled.delete_files([record.path])
+        assert sorted(str(r.path) for r in filled.file_records()) == ["/ws/a.md", "/ws/docs0.md", "/ws/docsx/d.md"]
+
+    def test_tombstones_under_a_path(self, filled: IndexStore) -> None:
+        graves = [Tombstone(Path(p), f"h{i}", i, i * 10, "2026-01-01T00:00:00Z") for i, p in enumerate(FILES)]
+        filled.add_tombstones(graves)
+        assert [str(t.path) for t in filled.tombstones(under=Path("/ws/docs"))] == [
+            "/ws/docs/b.md", "/ws/docs/deep/c.md", "/ws/docs/z.md"]
+        assert [str(t.path) for t in filled.tombstones(under=Path("/ws/docs0.md"))] == ["/ws/docs0.md"]
+        assert filled.tombstones(under=Path("/ws/none")) == []
+
     def test_tombstones_written_in_a_failed_batch_are_rolled_back(self, filled: IndexStore) -> None:
         with pytest.raises(RuntimeError), filled.batch():
             filled.delete_files([Path("/ws/a.md")])
