@@ -196,3 +196,17 @@ def test_a_config_declaring_overlapping_roots_fails_to_load(
             f"knowledgebase.roots[2] ({tmp_path / 'alias'}) is the same folder as knowledgebase.roots[1] "
             f"({real}), through a symbolic link")
     assert main(["--human", "status"]) == 78
+
+
+def test_an_index_of_changed_paths_keeps_every_root_s_counts(home: Path, corpus: dict[str, Path]) -> None:
+    with Workspace.open(home) as ws:
+        before = ws.status_report()["roots"]
+        (corpus["notes"] / "huge.md").unlink()  # fixed, but only a whole run walks the root again
+        summary = ws.index(paths=[corpus["notes"] / "diary.md", corpus["notes"] / "huge.md"])
+        assert summary.changed_paths == {"given": 2, "ignored": 0}
+        assert ws.status_report()["roots"] == before
+        ws.index()
+        assert ws.search("rollback", roots=["notes"]).scope["coverage"] == [{
+            "root": "notes", "state": "partial",
+            "unsearched": {"unreadable": 1, "too_large": 0, "excluded": 1, "embedding_pending": 0}}]
+
