@@ -51,6 +51,7 @@ def test_the_summary_counts_what_each_root_leaves_unsearched() -> None:
     summary.add_skip("binary_suffix", WS / "a.png")  # no text: by design, not counted
     summary.add_skip("empty", WS / "e.txt")
     summary.add_skip("converter_unavailable", Path("/srv/notes/report.pdf"))
+    summary.add_skip("budget", Path("/srv/notes/late.md"))  # the index reached its size limit
     summary.add_exclusion("outside_roots", WS / "link.md")
     summary.add_exclusion("secret", WS / ".env")  # by design
     summary.add_exclusion("version_control", NOTES / ".git")  # by design
@@ -60,12 +61,12 @@ def test_the_summary_counts_what_each_root_leaves_unsearched() -> None:
     summary.add_error(FileFailure("/elsewhere/z.md", "read", "OSError", "gone"))  # under no root
     assert summary.root_counts(WHEN) == {
         WS: RootCounts(WHEN, unreadable=0, too_large=1, excluded=1),
-        NOTES: RootCounts(WHEN, unreadable=1, too_large=0, excluded=1),  # the deepest root, not /data
+        NOTES: RootCounts(WHEN, unreadable=1, too_large=0, excluded=2),  # the deepest root, not /data
         Path("/data"): RootCounts(WHEN, unreadable=1, too_large=0, excluded=0),
     }
     # The run's totals are unchanged by the per-root counting.
     assert (summary.files_skipped, summary.files_errored, summary.excluded) == (
-        4, 4, {"outside_roots": 1, "secret": 1, "version_control": 1})
+        5, 4, {"outside_roots": 1, "secret": 1, "version_control": 1})
     assert IndexSummary().root_counts(WHEN) == {}  # a run that walked no root whole records nothing
 
 

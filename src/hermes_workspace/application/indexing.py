@@ -544,7 +544,7 @@ class IndexWorkspace:
         if outcome.status == "over_budget":
             assert self.storage is not None
             self.storage.refuse()
-            summary.add_skip("budget")
+            summary.add_skip("budget", file.path)
             return
         same_bytes = task.indexed_hash is not None and outcome.content_hash == task.indexed_hash
         if outcome.status == "failed":
@@ -589,7 +589,7 @@ class IndexWorkspace:
         if self.storage is not None and not self.storage.admit(
             sum(len(chunk.content) for chunk in outcome.chunks), len(outcome.chunks)
         ):
-            summary.add_skip("budget")  # an indexed version stays: the note says so
+            summary.add_skip("budget", file.path)  # an indexed version stays: the note says so
             return
         self._store(batch, lambda: self.store.replace_file(record, outcome.chunks))
         batch.stored(file.path, outcome.chunks)

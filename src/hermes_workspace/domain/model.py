@@ -475,7 +475,8 @@ class RootCounts:
     ``knowledgebase.indexing.max_file_mb``. ``excluded``: files left out for a reason the user
     may not expect and can change: a symbolic link leading outside every root
     (``outside_roots``: add its target's folder as a root) and a document whose converter's
-    library is not installed (``converter_unavailable``). Secrets, version-control folders and
+    library is not installed (``converter_unavailable``), and a file refused because the index
+    reached ``knowledgebase.storage.max_size`` (``budget``). Secrets, version-control folders and
     the workspace's own files are left out by design, like binary, empty and ignored files and
     files removed with ``delete``: they never make a root partial. ``indexed_at``: when the run
     finished (UTC ISO-8601)."""
@@ -751,8 +752,8 @@ class IndexSummary:
             self._count_for_root(failure.path, "unreadable")
 
     def add_skip(self, reason: SkipReason, path: Path | None = None) -> None:
-        """Count a skipped file under ``reason``; with its ``path``, a ``too_large`` or
-        ``converter_unavailable`` skip also counts for its root (:class:`RootCounts`)."""
+        """Count a skipped file under ``reason``; with its ``path``, a ``too_large``,
+        ``converter_unavailable`` or ``budget`` skip also counts for its root (:class:`RootCounts`)."""
         self.files_skipped += 1
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
         if path is not None and reason in _ROOT_SKIP_KINDS:
@@ -788,7 +789,8 @@ class IndexSummary:
         }
 
 
-_ROOT_SKIP_KINDS: dict[str, str] = {"too_large": "too_large", "converter_unavailable": "excluded"}
+_ROOT_SKIP_KINDS: dict[str, str] = {"too_large": "too_large", "converter_unavailable": "excluded",
+                                    "budget": "excluded"}
 """Skip reasons that leave a root partial, and the :class:`RootCounts` field they count in."""
 
 _ROOT_EXCLUSIONS = frozenset({"outside_roots"})
