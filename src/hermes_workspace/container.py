@@ -110,7 +110,7 @@ def _config_repository(source: ConfigSource, home: Path, project_dir: Path | Non
     over it (edits go to the project file; its lock in the project's folder under HERMES_HOME)."""
     home_repository = YamlConfigRepository(home / c.CONFIG_FILENAME)
     if project_dir is None:
-        return YamlConfigRepository(source.path) if source.path != home / c.CONFIG_FILENAME else home_repository
+        return YamlConfigRepository(source.path, home=home) if source.path != home / c.CONFIG_FILENAME else home_repository
     return ProjectConfigRepository(source.path, home_config=home_repository, lock_dir=project_dir, found=source.found)
 
 
@@ -662,6 +662,8 @@ class Container(containers.DeclarativeContainer):
         storage=providers.Callable(storage_guard, config, index_dir, index_path, store, embedder),
         prune_vectors=providers.Callable(_vector_pruner, config, embedder, index_path),
     )
+    # Per-root coverage (issue 12): one stat of each root's folder at query time.
+    root_probe = providers.Object(lazy("hermes_workspace.adapters.filesystem_probe:root_unavailable"))
     search_workspace = providers.Factory(
         lazy("hermes_workspace.application.search:SearchWorkspace"),
         store=search_store,
@@ -670,6 +672,7 @@ class Container(containers.DeclarativeContainer):
         reranker=reranker,
         settings=providers.Callable(_retrieval_settings, config, embedder),
         roots=providers.Callable(_searched_roots, config, home),
+        root_probe=root_probe,
     )
     # Catalog (issue 10): `doctor` opens the read-only store itself, so that a damaged file is a
     # failed check rather than an error.

@@ -312,7 +312,7 @@ _PORT_MEMBERS: dict[str, tuple[str, ...]] = {
     "rerankers": ("name", "rerank"),
     "stores": ("get_file", "file_records", "replace_file", "file_chunks", "touch_file", "delete_files", "batch",
                "search", "status", "record_exclusions", "list_files", "tombstones", "add_tombstones",
-               "remove_tombstones", "record_run", "check_integrity", "close"),
+               "remove_tombstones", "record_run", "record_root_counts", "root_counts", "check_integrity", "close"),
     "sources": ("discover", "read_bytes"),
     "converters": ("convert",),
 }

@@ -165,7 +165,8 @@ def test_human_output(capsys: pytest.CaptureFixture[str], workspace: Path) -> No
     assert code == 0
     assert f"{workspace / 'docs' / 'runbook.md'}:1-12" in out
     code, out, _ = run(capsys, "--human", "search", "zzzzqqq")
-    assert (code, out.strip()) == (0, "No results.")
+    # The last line says whether each searched root was searched whole (issue 12).
+    assert (code, out.strip()) == (0, "No results.\ncoverage: workspace complete")
 
 
 def test_human_output_names_the_definition_and_the_copies(capsys: pytest.CaptureFixture[str], workspace: Path) -> None:

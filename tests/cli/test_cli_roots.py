@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import run
+from tests.scopes import complete_scope
 
 
 @pytest.fixture
@@ -70,17 +71,16 @@ def test_search_root_filter_with_two_roots(capsys: pytest.CaptureFixture[str], t
     code, hits, _ = run(capsys, "search", "rollback", "gateway", "--root", "My-Notes")
     assert code == 0 and [(h["path"], h["root_name"]) for h in hits] == [(str(notes / "diary.md"), "My-Notes")]
     code, envelope, _ = run(capsys, "search", "rollback", "--root", "workspace", "--root", "My-Notes", "--envelope")
-    assert envelope["scope"] == {"roots": ["workspace", "My-Notes"], "home": None, "widened": False}
+    assert envelope["scope"] == complete_scope(["workspace", "My-Notes"], None, False)
     assert len(envelope["hits"]) == 2
     code, envelope, _ = run(capsys, "search", "rollback", "--envelope")
-    assert envelope["scope"] == {"roots": ["workspace", "My-Notes"], "home": None,
-                                 "widened": False}  # no --root, outside every root: every root
+    assert envelope["scope"] == complete_scope(["workspace", "My-Notes"], None, False)  # no --root, outside every root: every root
     # `more` reports the scope frozen with the set.
     code, first, _ = run(capsys, "search", "rollback", "--envelope", "--limit", "1", "--root", "workspace",
                          "--root", "My-Notes")
     assert first["cursor"] is not None
     code, second, _ = run(capsys, "search", "--cursor", first["cursor"], "--envelope")
-    assert (code, second["scope"]) == (0, {"roots": ["workspace", "My-Notes"], "home": None, "widened": False})
+    assert (code, second["scope"]) == (0, complete_scope(["workspace", "My-Notes"], None, False))
     assert len(second["hits"]) == 1 and second["hits"][0]["root_name"] != first["hits"][0]["root_name"]
 
 
@@ -101,7 +101,7 @@ def test_retrieve_blocks_name_their_root_and_the_pack_its_scope(
     _, notes = two_roots
     code, pack, _ = run(capsys, "retrieve", "rollback", "gateway", "--root", "My-Notes")
     assert code == 0
-    assert pack["scope"] == {"roots": ["My-Notes"], "home": None, "widened": False}
+    assert pack["scope"] == complete_scope(["My-Notes"], None, False)
     assert [(b["path"], b["root_name"]) for b in pack["blocks"]] == [(str(notes / "diary.md"), "My-Notes")]
     code, text, _ = run(capsys, "--human", "retrieve", "rollback", "gateway", "--root", "My-Notes")
     assert "[Workspace source: My Notes/diary.md, lines 1-3 (# Diary)]\n" in text  # the header is unchanged
@@ -114,21 +114,21 @@ def test_search_and_retrieve_scope_from_the_working_directory(
     monkeypatch.chdir(notes)
     code, envelope, _ = run(capsys, "search", "rollback", "--envelope")
     assert code == 0 and [h["path"] for h in envelope["hits"]] == [str(notes / "diary.md")]
-    assert envelope["scope"] == {"roots": ["My-Notes"], "home": "My-Notes", "widened": False}
+    assert envelope["scope"] == complete_scope(["My-Notes"], "My-Notes", False)
     code, envelope, _ = run(capsys, "search", "plan", "--envelope")  # only the workspace has a plan
     assert code == 0 and [h["path"] for h in envelope["hits"]] == [str(ws / "plan.md")]
-    assert envelope["scope"] == {"roots": ["workspace", "My-Notes"], "home": "My-Notes", "widened": True}
+    assert envelope["scope"] == complete_scope(["workspace", "My-Notes"], "My-Notes", True)
     code, envelope, _ = run(capsys, "search", "plan", "--root", "My-Notes", "--envelope")
     assert (code, envelope["hits"]) == (0, [])
-    assert envelope["scope"] == {"roots": ["My-Notes"], "home": None, "widened": False}
+    assert envelope["scope"] == complete_scope(["My-Notes"], None, False)
     code, envelope, _ = run(capsys, "search", "rollback", "--all", "--envelope")
     assert code == 0 and len(envelope["hits"]) == 2
-    assert envelope["scope"] == {"roots": ["workspace", "My-Notes"], "home": None, "widened": False}
+    assert envelope["scope"] == complete_scope(["workspace", "My-Notes"], None, False)
     code, pack, _ = run(capsys, "retrieve", "plan")
     assert code == 0 and [b["path"] for b in pack["blocks"]] == [str(ws / "plan.md")]
-    assert pack["scope"] == {"roots": ["workspace", "My-Notes"], "home": "My-Notes", "widened": True}
+    assert pack["scope"] == complete_scope(["workspace", "My-Notes"], "My-Notes", True)
     code, pack, _ = run(capsys, "retrieve", "rollback", "--all")
-    assert pack["scope"] == {"roots": ["workspace", "My-Notes"], "home": None, "widened": False}
+    assert pack["scope"] == complete_scope(["workspace", "My-Notes"], None, False)
     code, data, _ = run(capsys, "search", "rollback", "--all", "--root", "My-Notes")
     assert (code, data["error"]["code"]) == (2, "usage_error")
     code, text, _ = run(capsys, "--human", "search", "rollback")
@@ -139,4 +139,4 @@ def test_search_and_retrieve_scope_from_the_working_directory(
     assert code == 0 and "working directory" not in text
     monkeypatch.chdir(ws)
     code, envelope, _ = run(capsys, "search", "rollback", "--envelope")
-    assert envelope["scope"] == {"roots": ["workspace"], "home": "workspace", "widened": False}
+    assert envelope["scope"] == complete_scope(["workspace"], "workspace", False)

@@ -177,6 +177,20 @@ def test_prepare_with_a_new_signature_drops_everything(pair: Pair) -> None:
     assert pair.index.status().signature == "test:other:3"
 
 
+def test_pending_chunks_are_counted_by_the_root_of_their_file(pair: Pair) -> None:
+    for path, root, paragraphs in (("/ws/a.md", "/ws", ["alpha one", "beta two"]),
+                                   ("/data/notes/b.md", "/data/notes", ["gamma three", "delta four"])):
+        record, chunks = make_file(path, paragraphs, root=Path(root))
+        pair.store.replace_file(record, chunks)
+    # Before the first vector (no prepare yet), every chunk is pending.
+    assert pair.index.pending_by_root() == {Path("/ws"): 2, Path("/data/notes"): 2}
+    pair.index.prepare(SIGNATURE, 3)
+    first, second, third, _ = pair.index.pending(10)
+    pair.index.add([(first, vec(1, 0, 0)), (second, None), (third, vec(0, 1, 0))])  # None: unreadable, not pending
+    assert pair.index.pending_by_root() == {Path("/data/notes"): 1}
+    assert sum(pair.index.pending_by_root().values()) == pair.index.status().pending
+
+
 def test_none_vectors_are_unreadable_not_pending(pair: Pair) -> None:
     add_file(pair, "/ws/docs/a.md", ["english words", "unreadable script"])
     pair.index.prepare(SIGNATURE, 3)

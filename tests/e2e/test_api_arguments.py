@@ -51,13 +51,15 @@ def test_add_root_refuses_a_recursive_that_is_not_a_bool_and_writes_nothing(
 ) -> None:
     # Found in a trial: add_root(p, recursive="no") was written to config.yaml, and every later
     # command (roots remove included) then failed on the unreadable config.
+    folder = tmp_path / "folder"  # beside HERMES_HOME: a recursive tmp_path would hold its workspace
+    folder.mkdir()
     with Workspace.open(home) as ws:
         with pytest.raises(UsageError, match="recursive must be True or False or None") as info:
-            ws.add_root(tmp_path, recursive=recursive)  # type: ignore[arg-type]
+            ws.add_root(folder, recursive=recursive)  # type: ignore[arg-type]
         assert info.value.code == "usage_error" and info.value.exit_code == 2
         assert not (home / "config.yaml").exists()
-        assert ws.add_root(tmp_path, recursive=True).action == "added"
-        assert ws.remove_root(tmp_path).path == tmp_path
+        assert ws.add_root(folder, recursive=True).action == "added"
+        assert ws.remove_root(folder).path == folder
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import pytest
 
 from hermes_workspace import Workspace
 from hermes_workspace.adapters.file_lock import FileIndexLock
-from hermes_workspace.domain.errors import IndexBusyError, NotIndexedError, UsageError
+from hermes_workspace.domain.errors import IndexBusyError, NotIndexedError, RootOverlapError, UsageError
 from hermes_workspace.entrypoints.cli import main
 from tests.e2e.test_readonly_home import _without_write_permission
 
@@ -140,8 +140,12 @@ def test_delete_a_folder_and_readmit_it_with_roots_add(ws: Workspace, home: Path
     assert (result.kind, result.files_deleted, result.tombstones) == ("folder", 2, 2)
     assert result.paths == (root / "docs/deep/notes.md", root / "docs/guide.md")
     assert ws.index().skipped == {"deleted_by_user": 2, "unchanged": 1}
-    change = ws.add_root(root / "docs")  # re-adding a folder (here: a new root) takes them back
-    assert change.action == "added"
+    # A folder inside the primary workspace cannot be a root (issue 12: it would be indexed twice),
+    # and the refused add leaves the tombstones; re-adding the root that holds it takes them back.
+    with pytest.raises(RootOverlapError):
+        ws.add_root(root / "docs")
+    assert ws.index().skipped == {"deleted_by_user": 2, "unchanged": 1}
+    assert ws.add_root(root).action == "unchanged"
     assert ws.index().files_indexed == 2
     assert ws.list_files().total == 3
 

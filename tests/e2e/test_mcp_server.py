@@ -33,6 +33,7 @@ from hermes_workspace.entrypoints.mcp_server import (  # noqa: E402
     open_pool,
     run_in_daemon_thread,
 )
+from tests.scopes import complete_scope  # noqa: E402
 
 READ_ONLY = ["search", "retrieve", "read", "more", "status", "list", "doctor"]
 MODES = ["legacy", "auto"]
@@ -726,10 +727,10 @@ def test_search_and_retrieve_take_roots_and_name_each_hit_s_root(home: Path, tmp
     pool.close()
     assert {(h["path"], h["root_name"]) for h in document(every)["hits"]} >= {
         (str(docs / "note01.md"), "workspace"), (str(extra / "zebra.md"), "side")}
-    assert document(every)["scope"] == {"roots": ["workspace", "side"], "home": None, "widened": False}
+    assert document(every)["scope"] == complete_scope(["workspace", "side"], None, False)
     assert [(h["path"], h["root_name"]) for h in document(side)["hits"]] == [(str(extra / "zebra.md"), "side")]
     pack = json.loads(retrieved.content[0].text)
-    assert pack["scope"] == {"roots": ["workspace"], "home": None, "widened": False}
+    assert pack["scope"] == complete_scope(["workspace"], None, False)
     assert pack["blocks"] and {b["root_name"] for b in pack["blocks"]} == {"workspace"}
     assert unknown.is_error is True
     error = document(unknown)["error"]
@@ -754,9 +755,9 @@ def test_search_and_retrieve_scope_from_the_server_s_working_directory(home: Pat
     home_only, every, widened, both = run_client(server, "legacy", body)
     pool.close()
     assert [h["root_name"] for h in document(home_only)["hits"]] == ["side"]
-    assert document(home_only)["scope"] == {"roots": ["side"], "home": "side", "widened": False}
-    assert document(every)["scope"] == {"roots": ["workspace", "side"], "home": None, "widened": False}
+    assert document(home_only)["scope"] == complete_scope(["side"], "side", False)
+    assert document(every)["scope"] == complete_scope(["workspace", "side"], None, False)
     pack = json.loads(widened.content[0].text)
-    assert pack["scope"] == {"roots": ["workspace", "side"], "home": "side", "widened": True}
+    assert pack["scope"] == complete_scope(["workspace", "side"], "side", True)
     assert pack["blocks"] and {b["root_name"] for b in pack["blocks"]} == {"workspace"}
     assert both.is_error is True and document(both)["error"]["code"] == "usage_error"

@@ -202,7 +202,7 @@ def test_a_one_word_name_finds_its_definition_before_a_stemmed_neighbour(home: P
         f'def loads(text):\n    """Parse text. {doc}"""\n    return text\n'
     )
     with Workspace.open(home) as ws:
-        ws.add_root(tmp_path, recursive=True)
+        ws.add_root(tmp_path, recursive=False)  # its own files: recursive, it would hold HERMES_HOME's workspace
         ws.index()
         hits = ws.search("loads", limit=2)
     assert [(h.breadcrumb, h.definition_matches, h.exact_matches) for h in hits] == [("loads", 1, None), ("load", 0, None)]
@@ -213,7 +213,7 @@ def test_a_version_number_finds_its_changelog_section(home: Path, tmp_path: Path
         ["8.1.7", "8.1.6", "1.1", "7.8.1"]))
     (tmp_path / "CHANGES.md").write_text("# Changes\n\n" + sections)
     with Workspace.open(home) as ws:
-        ws.add_root(tmp_path, recursive=True)
+        ws.add_root(tmp_path, recursive=False)  # its own files: recursive, it would hold HERMES_HOME's workspace
         ws.index()
         assert [h.breadcrumb for h in ws.search("8.1.7", limit=1)] == ["# Changes > ## Version 8.1.7"]
         assert ws.search("Version 8.1.7", limit=1)[0].breadcrumb == "# Changes > ## Version 8.1.7"
@@ -318,7 +318,7 @@ def test_a_file_that_is_only_a_title_does_not_outrank_the_page_that_explains_it(
     )
     (tmp_path / "guide.md").write_text(f"# Guide\n\n## Parameter types\n\n{explanation}\n")
     with Workspace.open(home) as ws:
-        ws.add_root(tmp_path, recursive=True)
+        ws.add_root(tmp_path, recursive=False)  # its own files: recursive, it would hold HERMES_HOME's workspace
         ws.index()
         hits = ws.search("parameter types", limit=2)
     assert [h.path.name for h in hits] == ["guide.md", "stub.md"]

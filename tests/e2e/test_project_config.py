@@ -106,9 +106,10 @@ def test_tilde_and_a_missing_root_are_normalized_absolute_paths(home: Path, tmp_
     user_home = tmp_path / "user"
     user_home.mkdir()
     monkeypatch.setenv("HOME", str(user_home))
-    repo = project(tmp_path / "repo", "knowledgebase:\n  roots: [~/notes, ./gone/../missing]\n")
+    # Beside the repository: inside it, a root would overlap the project's primary root (issue 12).
+    repo = project(tmp_path / "repo", "knowledgebase:\n  roots: [~/notes, ./gone/../../missing]\n")
     with Workspace.open(home, cwd=repo) as ws:
-        assert [r.path for r in ws.roots()[1:]] == [user_home / "notes", repo / "missing"]
+        assert [r.path for r in ws.roots()[1:]] == [user_home / "notes", tmp_path / "missing"]
 
 
 def test_the_project_index_lives_under_hermes_home_and_is_stable(home: Path, tmp_path: Path) -> None:

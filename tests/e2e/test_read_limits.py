@@ -282,7 +282,7 @@ def test_human_search_numbers_hits_by_rank_with_handles_and_prints_the_cursor(
     assert [h.split(". ")[0] for h in heads] == ["4", "5", "6"]
     assert [f"{set_id}:{n}" in head for n, head in zip((4, 5, 6), heads, strict=True)] == [True] * 3
     assert [h.split(". ")[1].split(":")[0] for h in heads] == [h["path"] for h in page["hits"]]
-    assert out.rstrip().splitlines()[-1] == f"more: hermes-workspace more {set_id}@6"
+    assert out.rstrip().splitlines()[-2:] == [f"more: hermes-workspace more {set_id}@6", "coverage: workspace complete"]
     assert main(["--human", "more", f"{set_id}@6"]) == 0
     following = capsys.readouterr().out
     assert re.search(r"^7\. .*" + set_id + ":7", following, re.M)

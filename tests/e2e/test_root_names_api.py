@@ -9,6 +9,7 @@ import pytest
 
 from hermes_workspace import Workspace
 from hermes_workspace.domain.errors import UsageError
+from tests.scopes import complete_scope
 
 
 def _workspace(home: Path, tmp_path: Path) -> Workspace:
@@ -28,9 +29,9 @@ def test_search_and_retrieve_take_roots(home: Path, tmp_path: Path) -> None:
         assert [r.name for r in ws.roots()] == ["workspace", "side"]
         hits = ws.search("quokka", roots=["side"])
         assert [(h.path.name, h.root_name) for h in hits] == [("b.md", "side")]
-        assert hits.scope == {"roots": ["side"], "home": None, "widened": False}
+        assert hits.scope == complete_scope(["side"], None, False)
         pack = ws.retrieve("quokka", roots=("workspace",))
-        assert pack.scope == {"roots": ["workspace"], "home": None, "widened": False}
+        assert pack.scope == complete_scope(["workspace"], None, False)
         assert [(b.relative_path, b.root_name) for b in pack.blocks] == [("workspace/a.md", "workspace")]
         with pytest.raises(UsageError, match="roots must be a list of root names"):
             ws.search("quokka", roots="side")  # type: ignore[arg-type]
@@ -64,25 +65,25 @@ def test_search_and_retrieve_scope_from_a_given_working_directory(
         ws.index()
         hits = ws.search("quokka", cwd=side / "deep")
         assert [h.path.name for h in hits] == ["b.md"]
-        assert hits.scope == {"roots": ["side"], "home": "side", "widened": False}
+        assert hits.scope == complete_scope(["side"], "side", False)
         widened = ws.search("habitat", cwd=str(side), limit=1)
-        assert widened.scope == {"roots": ["workspace", "side"], "home": "side", "widened": True}
+        assert widened.scope == complete_scope(["workspace", "side"], "side", True)
         assert widened[0].root_name == "workspace" and widened.cursor is not None
         assert ws.more(widened.cursor).scope == widened.scope  # frozen with the set
         explicit = ws.search("habitat", cwd=side, roots=["side"])
-        assert list(explicit) == [] and explicit.scope == {"roots": ["side"], "home": None, "widened": False}
+        assert list(explicit) == [] and explicit.scope == complete_scope(["side"], None, False)
         every = ws.search("quokka", cwd=side, all_roots=True)
         assert sorted(h.path.name for h in every) == ["a.md", "b.md"]
-        assert every.scope == {"roots": ["workspace", "side"], "home": None, "widened": False}
+        assert every.scope == complete_scope(["workspace", "side"], None, False)
         pack = ws.retrieve("habitat", cwd=side)
-        assert pack.scope == {"roots": ["workspace", "side"], "home": "side", "widened": True}
+        assert pack.scope == complete_scope(["workspace", "side"], "side", True)
         assert {b.root_name for b in pack.blocks} == {"workspace"}
-        assert ws.retrieve("quokka", cwd=side).scope == {"roots": ["side"], "home": "side", "widened": False}
+        assert ws.retrieve("quokka", cwd=side).scope == complete_scope(["side"], "side", False)
         # A library call never looks at the process's working directory.
         monkeypatch.chdir(side)
-        assert ws.search("quokka").scope == {"roots": ["workspace", "side"], "home": None, "widened": False}
+        assert ws.search("quokka").scope == complete_scope(["workspace", "side"], None, False)
         tool = json.loads(ws.workspace_tool("search", query="quokka", cwd=str(side)))
-        assert tool["scope"] == {"roots": ["side"], "home": "side", "widened": False}
+        assert tool["scope"] == complete_scope(["side"], "side", False)
         with pytest.raises(UsageError, match="cwd is empty"):
             ws.search("quokka", cwd=" ")
         with pytest.raises(UsageError, match="all_roots must be True or False"):

@@ -85,7 +85,12 @@ def test_root_paths_are_folded_lexically_so_one_folder_is_one_root() -> None:
     # Found in a trial: `/x/cc/d1` and `/x/cc/../cc/d1` were two roots with different settings.
     from pathlib import Path
 
-    config = WorkspaceConfig.from_dict(
-        {"knowledgebase": {"roots": [{"path": "/x/cc/../cc/d1", "recursive": True}, {"path": "/x/cc/d1"}]}}
-    )
+    config = WorkspaceConfig.from_dict({"knowledgebase": {"roots": [{"path": "/x/cc/../cc/d1", "recursive": True}]}})
     assert [(r.path, r.recursive) for r in config.roots] == [(Path("/x/cc/d1"), True)]
+    # Issue 12 (seed 004: duplicate roots are errors): the same folder twice is refused, naming
+    # both entries, instead of the second being dropped silently.
+    with pytest.raises(ConfigError) as info:
+        WorkspaceConfig.from_dict(
+            {"knowledgebase": {"roots": [{"path": "/x/cc/../cc/d1", "recursive": True}, {"path": "/x/cc/d1"}]}}
+        )
+    assert info.value.message == "knowledgebase.roots[1] (/x/cc/d1) repeats knowledgebase.roots[0] (/x/cc/d1)"

@@ -166,7 +166,7 @@ def test_framing_and_serialization() -> None:
     assert list(data) == ["query", "budget", "tokens", "counter", "framing", "blocks", "omitted", "omitted_more",
                           "truncated", "coverage", "scope", "result_set", "offset", "cursor", "notes"]
     assert data["tokens"] == WORDS.count(text)
-    assert data["scope"] == {"roots": [], "home": None, "widened": False}  # not given: nothing recorded
+    assert data["scope"] == {"roots": [], "home": None, "widened": False, "coverage": []}  # not given: nothing recorded
     assert data["blocks"][0] == {"path": "/ws/docs/a.md", "root_name": None, "relative_path": "docs/a.md", "line_start": 3,
                                  "line_end": 4, "breadcrumb": None, "handle": f"{SET}:1", "stale": None, "also": [],
                                  "text": "x\ny"}

@@ -183,32 +183,41 @@ def _store(paths: list[str]) -> InMemoryIndexStore:
 
 
 ROOTS = [Root(Path("/ws"), recursive=True, primary=True, name="workspace"),
-         Root(Path("/ws/proj"), recursive=True, name="proj"),
-         Root(Path("/other"), recursive=True, name="other")]
+         Root(Path("/code/proj"), recursive=True, name="proj"),
+         Root(Path("/other"), recursive=True, name="other"),
+         Root(Path("/code"), recursive=False, name="code")]
+"""Roots overlap nowhere (issue 12): ``proj`` nests inside ``code``, which indexes only the files
+directly in it."""
 
 
 def test_roots_select_files_and_every_hit_names_its_root() -> None:
-    search = SearchWorkspace(store=_store(["/ws/a.md", "/ws/proj/b.md", "/other/c.md", "/loose/d.md"]),
+    search = SearchWorkspace(store=_store(["/ws/a.md", "/code/proj/b.md", "/other/c.md", "/loose/d.md", "/code/e.md"]),
                              default_limit=10, roots=ROOTS)
     every = search.execute("deployment rollback")
     assert sorted((str(h.path), h.root_name) for h in every) == [
-        ("/loose/d.md", None), ("/other/c.md", "other"), ("/ws/a.md", "workspace"), ("/ws/proj/b.md", "proj")]
-    assert every.scope == {"roots": ["workspace", "proj", "other"], "home": None, "widened": False}
+        ("/code/e.md", "code"), ("/code/proj/b.md", "proj"), ("/loose/d.md", None), ("/other/c.md", "other"),
+        ("/ws/a.md", "workspace")]
+    # This store recorded no per-root counts (never indexed): every root is reported so.
+    assert every.scope == {"roots": ["workspace", "proj", "other", "code"], "home": None, "widened": False,
+                           "coverage": [{"root": name, "state": "unavailable", "reason": "not_indexed"}
+                                        for name in ("workspace", "proj", "other", "code")]}
     assert every[0].to_json()["root_name"] == every[0].root_name
     other = search.execute("deployment rollback", roots=["other"])
     assert [str(h.path) for h in other] == ["/other/c.md"] and other.scope["roots"] == ["other"]
     two = search.execute("deployment rollback", roots=["other", "proj"])
-    assert sorted(str(h.path) for h in two) == ["/other/c.md", "/ws/proj/b.md"]
+    assert sorted(str(h.path) for h in two) == ["/code/proj/b.md", "/other/c.md"]
     assert two.scope["roots"] == ["proj", "other"]  # in root order
-    # A nested root is part of the root that holds it.
-    nested = search.execute("deployment", roots=["workspace"])
-    assert sorted(str(h.path) for h in nested) == ["/ws/a.md", "/ws/proj/b.md"]
+    # A root inside a non-recursive root is not part of it, though its folder is below it.
+    nested = search.execute("deployment", roots=["code"])
+    assert [str(h.path) for h in nested] == ["/code/e.md"]
 
 
 def test_roots_and_path_must_both_hold() -> None:
-    search = SearchWorkspace(store=_store(["/ws/a.md", "/ws/proj/b.md", "/other/c.md"]), default_limit=10, roots=ROOTS)
-    assert [str(h.path) for h in search.execute("rollback", roots=["workspace"], path="/ws/proj")] == ["/ws/proj/b.md"]
-    assert [str(h.path) for h in search.execute("rollback", roots=["proj"], path="/ws")] == ["/ws/proj/b.md"]
+    search = SearchWorkspace(store=_store(["/ws/a.md", "/code/proj/b.md", "/other/c.md"]), default_limit=10,
+                             roots=ROOTS)
+    assert [str(h.path) for h in search.execute("rollback", roots=["workspace"], path="/ws/a")] == ["/ws/a.md"]
+    assert [str(h.path) for h in search.execute("rollback", roots=["proj"], path="/code")] == ["/code/proj/b.md"]
+    assert list(search.execute("rollback", roots=["code"], path="/code/proj")) == []  # proj's, not code's
     assert list(search.execute("rollback", roots=["other"], path="/ws")) == []
 
 
@@ -217,4 +226,4 @@ def test_an_unknown_root_name_is_a_usage_error_listing_the_names() -> None:
     with pytest.raises(UsageError) as info:
         search.execute("rollback", roots=["proj", "nope", "gone"])
     assert info.value.code == "usage_error" and info.value.exit_code == 2
-    assert info.value.message == "unknown root names 'nope', 'gone'; the roots are: workspace, proj, other"
+    assert info.value.message == "unknown root names 'nope', 'gone'; the roots are: workspace, proj, other, code"

@@ -44,11 +44,15 @@ def test_add_root_resolves_symlinks_and_is_idempotent(tmp_path: Path) -> None:
 def test_adding_an_existing_root_without_a_choice_keeps_it_recursive(tmp_path: Path) -> None:
     # Found in a trial: `roots add X` on a recursive root silently made it non-recursive.
     repo = InMemoryConfigRepository()
-    AddRoot(repo, tmp_path).execute(tmp_path, recursive=True)
-    kept = AddRoot(repo, tmp_path).execute(tmp_path)
+    # HOME (whose primary workspace is HOME/workspace) beside the root: a recursive root
+    # holding the primary workspace would index it twice (issue 12: overlapping roots are refused).
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    AddRoot(repo, home).execute(project, recursive=True)
+    kept = AddRoot(repo, home).execute(project)
     assert (kept.action, kept.recursive) == ("unchanged", True)
-    assert repo.config.roots == (Root(tmp_path, recursive=True),) and repo.saves == 1
-    new = AddRoot(repo, tmp_path).execute(tmp_path.parent)
+    assert repo.config.roots == (Root(project, recursive=True),) and repo.saves == 1
+    new = AddRoot(repo, home).execute(tmp_path)  # holds both, but indexes its own files only
     assert (new.action, new.recursive) == ("added", False)
 
 

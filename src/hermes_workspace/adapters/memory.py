@@ -46,6 +46,7 @@ from hermes_workspace.domain.model import (
     FileRecord,
     ResultSet,
     Root,
+    RootCounts,
     SearchHit,
     SkippedFile,
     SourceFile,
@@ -294,6 +295,8 @@ class InMemoryIndexStore:
     excluded: dict[str, int] = field(default_factory=dict)
     graves: dict[Path, Tombstone] = field(default_factory=dict)
     last_run: tuple[str, dict[str, int]] | None = None
+    roots: dict[Path, RootCounts] = field(default_factory=dict)
+    """Per-root counts (:meth:`record_root_counts`)."""
     closed: bool = False
     commits: int = field(default=0, compare=False)
     """Batches committed (see :meth:`batch`)."""
@@ -430,6 +433,12 @@ class InMemoryIndexStore:
 
     def record_run(self, finished_at: str, skipped: Mapping[str, int]) -> None:
         self.last_run = (finished_at, dict(skipped))
+
+    def record_root_counts(self, counts: Mapping[Path, RootCounts]) -> None:
+        self.roots.update(counts)
+
+    def root_counts(self) -> dict[Path, RootCounts]:
+        return dict(self.roots)
 
     def check_integrity(self) -> list[DoctorCheck]:
         """Dictionaries cannot be damaged: every check passes."""
@@ -713,6 +722,13 @@ class InMemoryVectorIndex:
 
     def record_failure(self, error: dict[str, object] | None) -> None:
         self.last_error = dict(error) if error is not None else None
+
+    def pending_by_root(self) -> dict[Path, int]:
+        counts: dict[Path, int] = {}
+        for record, _, ident in self._chunks():
+            if ident not in self._attached:
+                counts[record.root] = counts.get(record.root, 0) + 1
+        return counts
 
     def _chunks(self) -> Iterator[tuple[FileRecord, Chunk, tuple[Path, int, str]]]:
         for record, chunks in list(self.store.files.values()):

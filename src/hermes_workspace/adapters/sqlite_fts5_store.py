@@ -69,7 +69,7 @@ from hermes_workspace.adapters.sqlite_common import (
 )
 from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
 from hermes_workspace.domain.errors import IndexNotFoundError, StoreError, StoreUnusableError
-from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, StoreStatus
+from hermes_workspace.domain.model import Chunk, FileRecord, RootCounts, SearchHit, StoreStatus
 from hermes_workspace.domain.paths import from_storage, to_storage
 from hermes_workspace.domain.query import Compound, Query
 from hermes_workspace.domain.text_normalization import cjk_bigrams, has_cjk, normalize_for_search
@@ -976,6 +976,42 @@ class SqliteFts5Store(IndexFileConnection):
 
         self._run("record the index run", run, write=True)
 
+    def record_root_counts(self, counts: Mapping[Path, RootCounts]) -> None:
+        """Merge ``counts`` into the per-root record in ``meta`` (one JSON object keyed by root
+        folder), replacing the given roots' entries and keeping the others', in one write
+        transaction (a concurrent merge cannot lose one).
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        if not counts:
+            return
+
+        def run(conn: apsw.Connection) -> None:
+            with self._write_transaction(conn):
+                stored = meta_json(conn, _ROOTS_KEY) or {}
+                stored.update({str(root): record.to_json() for root, record in counts.items()})
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (_ROOTS_KEY, json.dumps(stored, sort_keys=True)),
+                )
+
+        self._run("record the per-root counts", run, write=True)
+
+    def root_counts(self) -> dict[Path, RootCounts]:
+        """The per-root record (one ``meta`` row); an entry that does not read back is left out.
+
+        Raises:
+            StoreError: the database failed.
+        """
+
+        def run(conn: apsw.Connection) -> dict[Path, RootCounts]:
+            stored = meta_json(conn, _ROOTS_KEY) or {}
+            records = {Path(root): RootCounts.from_json(data) for root, data in stored.items()}
+            return {root: record for root, record in records.items() if record is not None}
+
+        return self._run("read the per-root counts", run)
+
     def record_plugins(self, bundle: Mapping[str, Any]) -> None:
         """Store the plugin signature bundle of the index run that just ended in ``meta``
         (optional capability, issue 11: ``status`` and ``plugins`` show it).
@@ -1273,6 +1309,10 @@ _LAST_RUN_KEY = "last_index_at"
 
 _SKIPPED_KEY = "skipped_last_run"
 """``meta`` key: the last index run's skipped files by reason (a JSON object)."""
+
+_ROOTS_KEY = "roots_last_run"
+"""``meta`` key: per root folder, what the last run that walked it left unsearched (a JSON object
+of :meth:`RootCounts.to_json` objects, issue 12's coverage)."""
 
 _PLUGINS_KEY = "plugins"
 """``meta`` key: the plugin signature bundle of the last index run (a JSON object, issue 11)."""

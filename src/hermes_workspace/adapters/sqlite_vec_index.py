@@ -630,6 +630,26 @@ class SqliteVecIndex(IndexFileConnection):
 
         self._run("record the embedding failure", run, write=True)
 
+    def pending_by_root(self) -> dict[Path, int]:
+        """Chunks without a ``chunk_vectors`` row, counted by their file's ``root_path`` (every
+        chunk before the first vector). One pass over the chunks: callers ask only while some
+        are pending (``status().pending``).
+
+        Raises:
+            StoreError: the database failed or the index is closed.
+        """
+
+        def run(conn: apsw.Connection) -> dict[Path, int]:
+            missing = ("AND NOT EXISTS (SELECT 1 FROM chunk_vectors AS cv WHERE cv.chunk_id = c.id)"
+                       if self._usable(conn) else "")
+            rows = conn.execute(
+                f"SELECT f.root_path, count(*) FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+                f"WHERE 1 {missing} GROUP BY f.root_path"
+            )
+            return {Path(from_storage(root)): count for root, count in rows}
+
+        return self._run("count the chunks waiting for vectors", run)
+
     def status(self) -> VectorStatus:
         """Counts of chunks, embedded, unreadable and pending chunks, distinct vectors, and the
         stored signature (``None`` before the first :meth:`prepare`).

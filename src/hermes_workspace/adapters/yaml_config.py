@@ -47,8 +47,12 @@ class YamlConfigRepository:
     reader never sees one. A document that would not load back (:meth:`load`) is never written.
     """
 
-    def __init__(self, path: Path, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None:
+    def __init__(self, path: Path, *, lock_wait_seconds: float = LOCK_WAIT_SECONDS, home: Path | None = None) -> None:
         self.path = path
+        self.home = home
+        """HERMES_HOME, whose ``workspace`` folder is the primary workspace unless the file sets
+        ``workspace.path`` (for the overlap check of the roots); ``None``: the file's folder (a
+        config.yaml in HERMES_HOME)."""
         self.lock_wait_seconds = lock_wait_seconds
         self._yaml = YAML(typ="rt")
         self._yaml.preserve_quotes = True
@@ -70,7 +74,7 @@ class YamlConfigRepository:
         cached = self._cached
         if cached is not None and version is not None and cached[0] == version:
             return cached[1]
-        config = WorkspaceConfig.from_dict(self._read(), base_dir=self.path.parent.absolute())
+        config = WorkspaceConfig.from_dict(self._read(), base_dir=self.path.parent.absolute(), home=self.home)
         self._cached = (version, config) if version is not None else None
         return config
 
@@ -201,7 +205,7 @@ class YamlConfigRepository:
         """Refuse to write a document that :meth:`load` would reject: a config that cannot be
         read back stops every later command, ``roots remove`` included."""
         try:
-            WorkspaceConfig.from_dict(document, base_dir=self.path.parent.absolute())
+            WorkspaceConfig.from_dict(document, base_dir=self.path.parent.absolute(), home=self.home)
         except ConfigError as exc:
             raise ConfigError(
                 f"not written: the edit would make {self.path} invalid ({exc.message})",

@@ -205,6 +205,8 @@ class IndexWorkspace:
             with self.lock.hold():
                 self.layout.ensure(self.config.primary_path(self.home), create_folders=self.config.enabled)
                 roots = self._roots()
+                if given is None:  # walked whole: their coverage is recorded (paths come under the resolved folder)
+                    summary.track_roots((r.path, Path(os.path.realpath(r.path))) for r in roots)
                 signature = file_signatures(self.config, self.chunker)  # per file: its route's chunker
                 if self.storage is not None:
                     self.storage.start()
@@ -231,7 +233,9 @@ class IndexWorkspace:
                     # A partial run's counts describe a few paths: the whole run's stay.
                     self._prune_conversions()
                     self.store.record_exclusions(summary.excluded)
-                    self.store.record_run(utc_iso(self.clock()), summary.skipped)
+                    finished = utc_iso(self.clock())
+                    self.store.record_run(finished, summary.skipped)
+                    self.store.record_root_counts(summary.root_counts(finished))
                 if self.embedding is not None:
                     stage = "embedding"
                     if self.storage is not None:
@@ -290,7 +294,8 @@ class IndexWorkspace:
     def _discover(
         self, items: Iterable[object], summary: IndexSummary, scopes: list[ChangedScope] | None = None
     ) -> tuple[list[SourceFile], set[Path], set[Path]]:
-        """Candidates in walk order (first root wins for a file under two roots), every path
+        """Candidates in walk order (roots never overlap, the config refuses it; should a source
+        yield a path twice, the first stays), every path
         seen, and the paths that could not be looked at: whatever the index holds under those is
         kept rather than pruned (an unmounted drive or a folder without permission is not a
         deletion). The :class:`ChangedScope` items of a changed-paths run go to ``scopes``."""
@@ -311,9 +316,9 @@ class IndexWorkspace:
                     seen.add(item.path)
                     candidates.append(item)
             elif isinstance(item, SkippedFile):
-                summary.add_skip(item.reason)
+                summary.add_skip(item.reason, item.path)
             elif isinstance(item, ExcludedPath):
-                summary.add_exclusion(item.category)
+                summary.add_exclusion(item.category, item.path)
             elif isinstance(item, DiscoveryProblem):
                 unreadable.add(item.path)
                 summary.add_error(FileFailure(str(item.path), "discover", item.error_type, item.message))
@@ -539,7 +544,7 @@ class IndexWorkspace:
         if outcome.status == "over_budget":
             assert self.storage is not None
             self.storage.refuse()
-            summary.add_skip("budget")
+            summary.add_skip("budget", file.path)
             return
         same_bytes = task.indexed_hash is not None and outcome.content_hash == task.indexed_hash
         if outcome.status == "failed":
@@ -584,7 +589,7 @@ class IndexWorkspace:
         if self.storage is not None and not self.storage.admit(
             sum(len(chunk.content) for chunk in outcome.chunks), len(outcome.chunks)
         ):
-            summary.add_skip("budget")  # an indexed version stays: the note says so
+            summary.add_skip("budget", file.path)  # an indexed version stays: the note says so
             return
         self._store(batch, lambda: self.store.replace_file(record, outcome.chunks))
         batch.stored(file.path, outcome.chunks)
@@ -598,7 +603,7 @@ class IndexWorkspace:
         ``indexed`` (a version that no longer matches the file); ``kept``: noted as kept."""
         if kept:
             summary.add_note(KEPT_NOTE)
-        summary.add_skip("converter_unavailable")
+        summary.add_skip("converter_unavailable", path)
         note = f"{path.suffix.lower()} files skipped: {error.message}. {error.hint}"
         if note not in summary.notes:
             summary.add_note(note)

@@ -14,10 +14,10 @@ from hermes_workspace.domain.config import (
     root_max_file_size,
     root_profile,
 )
-from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, UsageError
+from hermes_workspace.domain.errors import RootNotConfiguredError, RootNotFoundError, RootOverlapError, UsageError
 from hermes_workspace.domain.exclusions import excluded_path
 from hermes_workspace.domain.model import Root, RootChange
-from hermes_workspace.domain.root_names import containing_root, root_name_problem
+from hermes_workspace.domain.root_names import containing_root, root_name_problem, root_overlap
 from hermes_workspace.domain.paths import display_name, to_storage
 from hermes_workspace.domain.ports import ConfigRepository
 
@@ -74,6 +74,10 @@ class AddRoot:
                 name of another root (or the primary workspace is given a name: use ``roots rename``);
                 ``profile`` is unknown, an extension malformed, ``max_file_size`` not a size; the
                 primary workspace is given a profile, extensions or a size cap.
+            RootOverlapError: (a ``UsageError``, code ``root_overlap``) the folder is another
+                root's under another path (a symbolic link), lies inside a recursive root (the
+                primary workspace included), or, recursive, would hold another root: the files
+                would be indexed twice (seed 004). A root inside a non-recursive one is fine.
             ConfigError: the existing config is invalid (nothing is written).
             ConfigWriteError: the config cannot be written.
         """
@@ -126,11 +130,13 @@ class AddRoot:
                     if settled(existing) == existing:
                         outcome.append(RootChange(before, "unchanged", before))
                         return None
+                    _check_overlap(settled(existing), resolved, named, config.enabled)
                     roots[i] = settled(existing)
                     outcome.append(RootChange(_named(roots[i], config.with_roots(tuple(roots)).all_roots(self.home)),
                                               "updated", before))
                     return tuple(roots)
             root = settled(None)
+            _check_overlap(root, resolved, named, config.enabled)
             roots.append(root)
             outcome.append(RootChange(_named(root, config.with_roots(tuple(roots)).all_roots(self.home)), "added"))
             return tuple(roots)
@@ -257,6 +263,44 @@ def linked_worktree(cwd: Path) -> tuple[Path, Path] | None:
             return None
         return folder, gitdir.parent.parent.parent
     return None
+
+
+def _check_overlap(new: Root, real: Path, named: list[Root], enabled: bool) -> None:
+    """RootOverlapError when ``new`` (its folder ``real``, symlinks resolved) would index files
+    another root of ``named`` indexes (:func:`~hermes_workspace.domain.root_names.root_overlap`;
+    the root at the same configured path, which ``new`` replaces, is not another; the primary
+    workspace counts when ``enabled``). The message names the other root, the hint how to
+    proceed."""
+    for other in named:
+        if other.path == new.path or (other.primary and not enabled):
+            continue
+        kind = root_overlap(other, Path(os.path.realpath(other.path)), new, real)
+        if kind is None:
+            continue
+        where = f"root {other.name} ({other.path})"
+        if kind == "same":
+            raise RootOverlapError(
+                f"{new.path} is the same folder as {where}, through a symbolic link",
+                hint=f"It is indexed already as {other.name} (search it with --root {other.name}); to use this "
+                f"path instead, remove the other first: hermes-workspace roots remove {other.path}",
+            )
+        if kind == "inside":
+            if other.primary:
+                hint = (f"Its files are indexed already as part of {other.name}: narrow a search with "
+                        f"--root {other.name} --path {new.path}.")
+            else:
+                hint = (f"Its files are indexed already as part of {other.name} (narrow a search with "
+                        f"--path {new.path}); or make that root non-recursive first: "
+                        f"hermes-workspace roots add {other.path} --no-recursive")
+            raise RootOverlapError(f"{new.path} lies inside {where}, which is recursive", hint=hint)
+        if other.primary:
+            hint = ("Add it without --recursive (its own files only), or set workspace.enabled: false in "
+                    "config.yaml to leave the primary workspace out.")
+        else:
+            hint = (f"Add it without --recursive (its own files only), or remove {other.name} first: "
+                    f"hermes-workspace roots remove {other.path}")
+        raise RootOverlapError(f"{new.path} contains {where}: added recursively, it would index those files twice",
+                               hint=hint)
 
 
 def _check_name(name: object) -> None:

@@ -6,7 +6,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
@@ -31,7 +31,7 @@ from hermes_workspace.domain.fusion import (
 from hermes_workspace.domain.config import DEFAULT_MAX_HITS_PER_FILE
 from hermes_workspace.domain.diversity import cap_per_file, collapse_duplicates
 from hermes_workspace.domain.globs import compile_glob
-from hermes_workspace.domain.model import Root, SearchHit, SearchResults, scope_json
+from hermes_workspace.domain.model import Root, RootCoverage, SearchHit, SearchResults, UnavailableReason, scope_json
 from hermes_workspace.domain.ports import Embedder, IndexStore, Reranker, VectorIndex
 from hermes_workspace.domain.query import Compound, Query, parse_query
 from hermes_workspace.domain.ranking import (
@@ -122,6 +122,8 @@ class _Search:
     tiered: bool = False
     reranked_by: str | None = None
     notes: list[str] = field(default_factory=list)
+    pending: dict[Path, int] = field(default_factory=dict)
+    """Chunks without a vector by root folder, read by the semantic side (empty otherwise)."""
 
     def fall_back(self, status: SemanticStatus, note: str, *, fusion: FusionWeights | None = None) -> None:
         """Turn this search into a keyword search because the semantic side cannot help:
@@ -183,6 +185,10 @@ class SearchWorkspace:
     roots: Sequence[Root] = ()
     """The workspace's roots with their names (``WorkspaceConfig.all_roots``): what ``roots``
     selects from and what names each hit's root (``root_name``)."""
+    root_probe: Callable[[Path], UnavailableReason | None] | None = None
+    """Why a root's folder cannot be searched now (one ``stat``), or ``None`` when it can; the
+    response's per-root coverage (:meth:`root_coverage`). ``None``: folders are not looked at
+    (every root counts as there)."""
 
     def execute(
         self,
@@ -217,7 +223,8 @@ class SearchWorkspace:
                 become 1 (seed 000 hardening P2), values above :data:`MAX_LIMIT` become it.
             mode: ``keyword``, ``semantic`` or ``hybrid``; ``None`` means the configured default.
             roots: names of roots (``roots list``): keep hits whose file is in one of their
-                folders (a root nested in a selected one is part of it); with ``path``, both
+                folders, and whose root it is (a root inside a non-recursive selected one is not
+                part of it; roots overlap nowhere else); with ``path``, both
                 must hold. Explicit: never widened. ``None`` or empty: see ``cwd``.
             all_roots: search every root, whatever ``cwd`` is (``--all``); not with ``roots``.
             cwd: the working directory the search is asked from (``~`` expanded, relative to
@@ -225,12 +232,15 @@ class SearchWorkspace:
                 Without ``roots`` and ``all_roots``, when ``cwd`` is inside a root
                 (:func:`~hermes_workspace.application.roots.home_root`: the deepest one; a
                 linked git worktree counts as its main repository's root), that home root is
-                searched first (a root nested in it is part of it), and only when it has no hit
+                searched first (its own files only), and only when it has no hit
                 at all, every root (``widened``).
 
         The response's ``scope`` (:func:`~hermes_workspace.domain.model.scope_json`) lists the
         roots whose hits are returned, the home root's name (``None`` when the roots were
-        chosen explicitly or ``cwd`` is in no root) and whether the search widened.
+        chosen explicitly or ``cwd`` is in no root), whether the search widened, and each listed
+        root's ``coverage`` (:meth:`root_coverage`; chunks without a vector count only in
+        semantic and hybrid mode). A root whose folder is missing, not a folder or not readable
+        now (``unavailable``) serves no hit: what the index still holds of it is not current.
 
         Raises:
             UsageError: an unknown ``mode``; a malformed or empty ``glob`` (unclosed ``[`` or
@@ -256,19 +266,81 @@ class SearchWorkspace:
             compile_glob(glob)  # a malformed pattern is a usage error, whichever side searches first
         selected = explicit if explicit is not None else [home] if home is not None else every
         narrowed = explicit is not None or home is not None
-        results = self._run(text, _root_prefixes(prefix, selected) if narrowed else prefix, glob, limit, mode)
+        problems: dict[Path, UnavailableReason | None] = {}  # one stat per root, at most
+        results, pending = self._run(text, _root_prefixes(prefix, selected) if narrowed else prefix, glob, limit,
+                                     mode, selected if narrowed else None, self._unavailable(selected, problems))
         widened = home is not None and not results.ranked
         if widened:  # nothing at all in the home root: every root
             selected = every
-            results = self._run(text, prefix, glob, limit, mode)
+            results, pending = self._run(text, prefix, glob, limit, mode, None, self._unavailable(every, problems))
+        coverage = self._coverage(selected, pending if mode != "keyword" else None, problems)
         results.scope = scope_json({"roots": [r.name for r in selected],
-                                    "home": home.name if home is not None else None, "widened": widened})
+                                    "home": home.name if home is not None else None, "widened": widened,
+                                    "coverage": [row.to_json() for row in coverage]})
         return results
 
+    def root_coverage(self, roots: Sequence[Root] | None = None, *, semantic: bool = False) -> list[RootCoverage]:
+        """The coverage of ``roots`` (default: every root), in their order, as a search reports
+        it (:class:`~hermes_workspace.domain.model.RootCoverage`): the store's per-root counts of
+        the last index run (one small read), a ``stat`` of each folder (``root_probe``) and,
+        with ``semantic`` and an embedder configured, the chunks still without a vector (one
+        grouped count, only while some are pending). What ``status`` shows per root.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        return self._coverage(list(self.roots) if roots is None else roots,
+                              self._pending_by_root() if semantic else None)
+
+    def _coverage(self, roots: Sequence[Root], pending: Mapping[Path, int] | None,
+                  problems: dict[Path, UnavailableReason | None] | None = None) -> list[RootCoverage]:
+        """Coverage rows of ``roots``; ``pending``: chunks without a vector by root folder, or
+        ``None`` when vectors do not matter (a keyword search); ``problems``: folders already
+        looked at (:meth:`_unavailable`)."""
+        counts = self.store.root_counts()
+        problems = {} if problems is None else problems
+        self._unavailable(roots, problems)
+        return [
+            RootCoverage.of(str(root.name), counts.get(root.path), problems[root.path], (pending or {}).get(root.path, 0))
+            for root in roots
+        ]
+
+    def _unavailable(self, roots: Sequence[Root], problems: dict[Path, UnavailableReason | None]) -> set[str]:
+        """The names of ``roots`` whose folder cannot be searched now (``root_probe``, one stat
+        per folder, remembered in ``problems``): their files are not served, since what the
+        index holds of them is gone or cannot be verified (the coverage says ``unavailable``)."""
+        probe = self.root_probe
+        for root in roots:
+            if root.path not in problems:
+                problems[root.path] = probe(root.path) if probe is not None else None
+        return {str(root.name) for root in roots if problems[root.path] is not None}
+
+    def _pending_by_root(self) -> dict[Path, int] | None:
+        """Chunks without a vector by root folder when an embedder is configured and usable
+        (``None`` otherwise: no vector is expected, so none is missing)."""
+        side = self.semantic
+        if side is None or side.status is not None:
+            return None
+        vectors: VectorIndex | None = None
+        try:
+            vectors = side.open_vectors()
+            return vectors.pending_by_root() if vectors.status().pending else {}
+        except WorkspaceError:
+            return None
+        finally:
+            close = getattr(vectors, "close", None)
+            if close is not None:
+                close()
+
     def _run(self, text: str, prefix: str | tuple[str, ...] | None, glob: str | None, limit: int,
-             mode: str) -> SearchResults:
+             mode: str, selected: Sequence[Root] | None = None, unavailable: set[str] | frozenset[str] = frozenset(),
+             ) -> tuple[SearchResults, dict[Path, int]]:
         """One search over the files under ``prefix`` (one prefix or several, ``None``: all),
-        through every stage, each hit with its ``root_name``."""
+        through every stage, each hit with its ``root_name``; with ``selected``, only the hits
+        whose root (``root_name``) is one of them: a root inside a non-recursive selected root
+        is under its prefix but not part of it; never the hits of the ``unavailable`` roots
+        (names). Also the chunks without a vector by root folder, when the semantic side read
+        them."""
         search = _Search(
             text=text,
             query=parse_query(text),
@@ -295,7 +367,12 @@ class SearchWorkspace:
         # Finish: the per-file cap, then the cut to `limit`; each hit names its root.
         self._cap_per_file(search)
         search.hits = [self._with_root_name(hit) for hit in search.hits]
-        return search.results()
+        if selected is not None:
+            names = {root.name for root in selected}
+            search.hits = [hit for hit in search.hits if hit.root_name in names]
+        if unavailable:
+            search.hits = [hit for hit in search.hits if hit.root_name not in unavailable]
+        return search.results(), search.pending
 
     def _with_root_name(self, hit: SearchHit) -> SearchHit:
         """``hit`` with ``root_name`` set (:func:`~hermes_workspace.domain.root_names.covering_root`;
@@ -335,6 +412,8 @@ class SearchWorkspace:
         try:
             vectors = side.open_vectors()
             stored = vectors.status()
+            if stored.pending:  # coverage: which roots they are in (a pass over the chunks, only then)
+                search.pending = vectors.pending_by_root()
             refusal = _vectors_refusal(stored, side.embedder.signature)
             if refusal is not None:
                 search.fall_back(*refusal)

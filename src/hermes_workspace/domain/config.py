@@ -28,7 +28,7 @@ from hermes_workspace.domain.errors import ConfigError, WorkspaceError
 from hermes_workspace.domain.filetypes import kind_for_path
 from hermes_workspace.domain.model import Root
 from hermes_workspace.domain.profiles import PROFILES, extension_problem, normalize_extensions
-from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, name_roots, root_name_problem
+from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, first_overlap, name_roots, root_name_problem
 from hermes_workspace.domain.sizes import parse_size
 
 MAX_FILE_MB_LIMIT = 1_000_000.0
@@ -438,16 +438,23 @@ class WorkspaceConfig:
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None, base_dir: Path | None = None) -> WorkspaceConfig:
+    def from_dict(
+        cls, data: Mapping[str, Any] | None, base_dir: Path | None = None, *, home: Path | None = None
+    ) -> WorkspaceConfig:
         """Build and validate from the parsed YAML document (the whole config file: other
         sections are ignored). Relative paths (``workspace.path``, roots) are taken from
         ``base_dir``, the config file's folder, so that they mean the same from any current
-        directory; without ``base_dir``, from the current directory.
+        directory; without ``base_dir``, from the current directory. ``home``: HERMES_HOME, whose
+        ``workspace`` folder is the primary workspace unless ``workspace.path`` says otherwise,
+        for the overlap check (default ``base_dir``: config.yaml lives in HERMES_HOME).
 
         Raises:
             ConfigError: a section is not a mapping, a value has the wrong type, or a constraint of
                 seed 000 fails (``chunk_size > 0``, ``0 <= overlap < chunk_size``,
-                ``threshold >= 0``, ``max_file_mb > 0``, ``default_limit >= 1``).
+                ``threshold >= 0``, ``max_file_mb > 0``, ``default_limit >= 1``); two roots index
+                the same files: the same folder twice or through a symbolic link, a root inside a
+                recursive one (the primary workspace included, when it is known from
+                ``workspace.path``, ``home`` or ``base_dir``, and enabled), the message naming both entries (:func:`_check_overlaps`).
         """
         data = data or {}
         if not isinstance(data, Mapping):
@@ -472,6 +479,12 @@ class WorkspaceConfig:
         workspace_name = _root_name(ws, "workspace.name")
         roots = _roots(kb.get("roots"), base_dir)
         _check_unique_names(workspace_name or PRIMARY_ROOT_NAME, roots)
+        # The primary workspace is HOME/workspace unless workspace.path says otherwise (without a
+        # home or base_dir, the added roots are checked among themselves).
+        home = home if home is not None else base_dir
+        primary = workspace_path or ((home / c.WORKSPACE_DIRNAME).absolute() if home is not None else None)
+        _check_overlaps(roots, primary if enabled else None,
+                        "workspace.path" if workspace_path is not None else "the primary workspace")
 
         chunk_size = _int(chunking, "chunk_size", c.DEFAULT_CHUNK_SIZE, "knowledgebase.chunking.chunk_size")
         overlap = _int(chunking, "overlap", c.DEFAULT_OVERLAP, "knowledgebase.chunking.overlap")
@@ -927,9 +940,8 @@ def _roots(value: Any, base_dir: Path | None) -> tuple[Root, ...]:
         extensions = root_extensions_setting(item.get("extensions"), f"{where}.extensions")
         max_file_size = root_max_file_size(item.get("max_file_size"), f"{where}.max_file_size")
         path = normalize_root_path(item["path"], base_dir)
-        if all(r.path != path for r in roots):
-            roots.append(Root(path=path, recursive=recursive, name=name, profile=profile, extensions=extensions,
-                              max_file_size=max_file_size))
+        roots.append(Root(path=path, recursive=recursive, name=name, profile=profile, extensions=extensions,
+                          max_file_size=max_file_size))
     return tuple(roots)
 
 
@@ -992,6 +1004,47 @@ def root_max_file_size(value: Any, where: str, error: type[WorkspaceError] = Con
         raise error(f"{where} must be at least 1 byte, got {value!r}",
                     hint="Files larger than this are skipped; for example: max_file_size: 1MB.")
     return size
+
+
+def _check_overlaps(roots: tuple[Root, ...], primary: Path | None, primary_label: str) -> None:
+    """Raise ConfigError when two roots index the same files (seed 004: duplicate and
+    overlapping roots are errors, symlink aliases included; :func:`~hermes_workspace.domain.root_names.root_overlap`),
+    naming both entries (``knowledgebase.roots[2]``; the primary workspace, always recursive,
+    as ``primary_label``, when ``primary`` is given: it is indexed). Folders are compared with
+    symlinks resolved (``os.path.realpath``; a missing folder as written)."""
+    entries: list[tuple[Root, Path]] = []
+    labels: list[str] = []
+    if primary is not None:
+        entries.append((Root(path=primary, recursive=True, primary=True), Path(os.path.realpath(primary))))
+        labels.append(primary_label)
+    for i, root in enumerate(roots):
+        entries.append((root, Path(os.path.realpath(root.path))))
+        labels.append(f"knowledgebase.roots[{i}]")
+    found = first_overlap(entries)
+    if found is None:
+        return
+    i, j, kind = found
+    (first, _), (second, _) = entries[i], entries[j]
+    a, b = f"{labels[i]} ({first.path})", f"{labels[j]} ({second.path})"
+    if kind == "same" and first.path == second.path:
+        raise ConfigError(f"{b} repeats {a}", hint=f"Remove one of the two entries ({labels[j]}).")
+    if kind == "same":
+        raise ConfigError(f"{b} is the same folder as {a}, through a symbolic link",
+                          hint=f"A folder is indexed once: remove one of the two entries ({labels[j]}).")
+    if kind == "inside":
+        if first.primary:
+            hint = (f"Remove {labels[j]}: the primary workspace indexes its files already (narrow a search with "
+                    "--path); or set workspace.enabled: false.")
+        else:
+            hint = f"Remove {labels[j]}, or make {labels[i]} non-recursive (recursive: false)."
+        raise ConfigError(f"{b} lies inside {a}, which is recursive: its files would be indexed twice", hint=hint)
+    if first.primary:
+        hint = (f"Make {labels[j]} non-recursive (recursive: false), remove it, or set workspace.enabled: false "
+                "(or move workspace.path out of it).")
+    else:
+        hint = f"Remove {labels[i]}, or make {labels[j]} non-recursive (recursive: false)."
+    raise ConfigError(f"{b} contains {a} and is recursive: the files of {labels[i]} would be indexed twice",
+                      hint=hint)
 
 
 def _root_name(data: Mapping[str, Any], where: str) -> str | None:

@@ -67,6 +67,15 @@ class UsageError(WorkspaceError):
     default_hint = "Run with --help to see the accepted options."
 
 
+class RootOverlapError(UsageError):
+    """``roots add`` of a folder whose files another root indexes already (the same folder under
+    another path, inside a recursive root) or that, recursive, would hold another root (seed 004:
+    overlapping roots and symlink aliases are errors). Exit 2, as a usage error; the message
+    names the other root, the hint what to do."""
+
+    code = "root_overlap"
+
+
 class RootNotFoundError(WorkspaceError):
     """A root to add does not exist or is not a directory (EX_NOINPUT)."""
 

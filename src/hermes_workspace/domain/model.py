@@ -11,6 +11,7 @@ Units used throughout:
 from __future__ import annotations
 
 import hashlib
+import os
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -464,22 +465,149 @@ _PROVENANCE = ("keyword_rank", "semantic_rank", "similarity", "fused_score", "re
 
 def scope_json(value: Any) -> dict[str, Any]:
     """The ``scope`` of a search or retrieve response, from ``value`` (a scope as recorded, or
-    ``None``): ``{"roots": [names], "home": name or None, "widened": bool}``.
+    ``None``): ``{"roots": [names], "home": name or None, "widened": bool, "coverage": [rows]}``.
 
     ``roots``: the roots whose files were searched, in root order. ``home``: the root the search
     started in because the working directory is inside it (issue 12's scoping; ``None`` when the
     roots were chosen explicitly, no working directory was given, or it is in no root).
     ``widened``: the home root had no hit at all, so every root was searched (then ``roots``
-    lists them all). Keys missing from ``value`` (result sets frozen before issue 12, or before
-    ``home``) read as empty, ``None`` and ``false``."""
+    lists them all). ``coverage``: one row per root of ``roots``, in the same order, saying
+    whether everything in it could be searched (:class:`RootCoverage`, :meth:`RootCoverage.to_json`).
+    Keys missing from ``value`` (result sets frozen before issue 12, before ``home`` or before
+    ``coverage``) read as empty, ``None``, ``false`` and ``[]``."""
     if not isinstance(value, Mapping):
         value = {}
     home = value.get("home")
+    rows = value.get("coverage")
     return {
         "roots": [str(name) for name in value.get("roots") or ()],
         "home": home if isinstance(home, str) else None,
         "widened": bool(value.get("widened")),
+        "coverage": [dict(row) for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else [],
     }
+
+
+UNSEARCHED_KINDS = ("unreadable", "too_large", "excluded", "embedding_pending")
+"""The kinds of content a root's coverage counts as not searched (:class:`RootCounts`,
+:class:`RootCoverage`), in the order of the JSON."""
+
+UnavailableReason = Literal["missing", "not_a_directory", "not_readable", "not_indexed"]
+"""Why a root could not be searched at all: its folder is ``missing``, is ``not_a_directory`` or
+is ``not_readable`` now (one ``stat`` at query time), or it was never walked by an index run
+(``not_indexed``: added since, or indexed by a version that did not record coverage)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootCounts:
+    """What the last index run that walked a root could not make searchable under it, recorded
+    per root (``IndexStore.record_root_counts``) so that a search reports it without a walk.
+
+    ``unreadable``: files and folders that could not be listed, read, decoded, converted or
+    chunked (every per-file error of the run under the root, the root itself included when it
+    could not be walked; an invalid ignore-file line is not one). ``too_large``: files over
+    ``knowledgebase.indexing.max_file_mb``. ``excluded``: files left out for a reason the user
+    may not expect and can change: a symbolic link leading outside every root
+    (``outside_roots``: add its target's folder as a root) and a document whose converter's
+    library is not installed (``converter_unavailable``), and a file refused because the index
+    reached ``knowledgebase.storage.max_size`` (``budget``). Secrets, version-control folders and
+    the workspace's own files are left out by design, like binary, empty and ignored files and
+    files removed with ``delete``: they never make a root partial. ``indexed_at``: when the run
+    finished (UTC ISO-8601)."""
+
+    indexed_at: str
+    unreadable: int = 0
+    too_large: int = 0
+    excluded: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"indexed_at", "unreadable", "too_large", "excluded"}``."""
+        return {"indexed_at": self.indexed_at, "unreadable": self.unreadable, "too_large": self.too_large,
+                "excluded": self.excluded}
+
+    @classmethod
+    def from_json(cls, data: Any) -> RootCounts | None:
+        """The counts :meth:`to_json` gave, or ``None`` for anything else (a damaged record reads
+        as no record: the root is then reported ``not_indexed`` until the next run)."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("indexed_at"), str):
+            return None
+        counts = {k: data.get(k, 0) for k in ("unreadable", "too_large", "excluded")}
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values()):
+            return None
+        return cls(indexed_at=data["indexed_at"], **counts)
+
+
+CoverageState = Literal["complete", "partial", "unavailable"]
+"""A root's coverage in a response: everything searchable, some content not searched, or nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootCoverage:
+    """Whether everything under one root could be searched (issue 12, after seed 004's member
+    coverage), derived by :meth:`of` from the root's recorded :class:`RootCounts`, a ``stat`` of
+    its folder at query time and its chunks without vectors.
+
+    ``state``: ``unavailable`` (``reason``, see :data:`UnavailableReason`) when nothing of it can
+    be searched now; else ``partial`` when one of the counts is above 0, else ``complete``.
+    ``unsearched``: by kind (:data:`UNSEARCHED_KINDS`): ``unreadable``, ``too_large``,
+    ``excluded`` (files, see :class:`RootCounts`) and ``embedding_pending`` (chunks without a
+    vector, counted only for a semantic or hybrid search, or in ``status`` when an embedder is
+    configured)."""
+
+    root: str
+    state: CoverageState
+    unsearched: dict[str, int] = field(default_factory=dict)
+    reason: UnavailableReason | None = None
+
+    @classmethod
+    def of(
+        cls, name: str, counts: RootCounts | None, problem: UnavailableReason | None, pending: int = 0
+    ) -> RootCoverage:
+        """The coverage of the root ``name``: ``problem`` (its folder now) first, then no
+        ``counts`` (``not_indexed``), then the counts and ``pending`` chunks."""
+        if problem is not None:
+            return cls(name, "unavailable", reason=problem)
+        if counts is None:
+            return cls(name, "unavailable", reason="not_indexed")
+        unsearched = {"unreadable": counts.unreadable, "too_large": counts.too_large, "excluded": counts.excluded,
+                      "embedding_pending": max(0, pending)}
+        if any(unsearched.values()):
+            return cls(name, "partial", unsearched)
+        return cls(name, "complete")
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"root": name, "state": "complete"}``; ``{"root", "state": "partial", "unsearched":
+        {"unreadable", "too_large", "excluded", "embedding_pending"}}`` (all four counts);
+        ``{"root", "state": "unavailable", "reason"}``."""
+        data: dict[str, Any] = {"root": self.root, "state": self.state}
+        if self.state == "partial":
+            data["unsearched"] = {kind: int(self.unsearched.get(kind, 0)) for kind in UNSEARCHED_KINDS}
+        elif self.state == "unavailable":
+            data["reason"] = self.reason
+        return data
+
+    def describe(self) -> str:
+        """One phrase for people: ``notes complete``, ``notes partial (3 unsearched: 2 unreadable,
+        1 too large)``, ``old unavailable (missing)``."""
+        if self.state == "unavailable":
+            return f"{self.root} unavailable ({str(self.reason).replace('_', ' ')})"
+        if self.state == "complete":
+            return f"{self.root} complete"
+        parts = [f"{n} {kind.replace('_', ' ')}" for kind in UNSEARCHED_KINDS if (n := self.unsearched.get(kind, 0))]
+        return f"{self.root} partial ({', '.join(parts)})"
+
+
+def coverage_line(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The rows of a ``scope["coverage"]`` (:meth:`RootCoverage.to_json`) as one line for
+    people: ``coverage: workspace complete; notes partial (2 unreadable)``; ``""`` for none."""
+    phrases = []
+    for row in rows:
+        state = row.get("state")
+        if state == "partial":
+            counts = row.get("unsearched") or {}
+            phrases.append(RootCoverage(str(row.get("root")), "partial", dict(counts)).describe())
+        else:
+            phrases.append(RootCoverage(str(row.get("root")), state, reason=row.get("reason")).describe())
+    return f"coverage: {'; '.join(phrases)}" if phrases else ""
 
 
 class SearchResults(list[SearchHit]):
@@ -603,27 +731,73 @@ class IndexSummary:
     paths given and those no root covers (outside every root, or in the index folder), which were
     left alone; ``None`` for a whole run. In the JSON only when set."""
 
+    _roots: dict[str, dict[str, int]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Per-root counts of the roots this run walks (:meth:`track_roots`), by root folder as
+    configured (``str``), for :meth:`root_counts`. Not in the JSON."""
+    _folders: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Each tracked folder (configured and resolved) -> the configured one, its key in ``_roots``."""
+
     def add_note(self, note: str) -> None:
         """Add ``note`` unless it is there already."""
         if note not in self.notes:
             self.notes.append(note)
 
+    def track_roots(self, roots: Iterable[tuple[Path, Path]]) -> None:
+        """Count, from now on, what each root leaves unsearched (:class:`RootCounts`): a run that
+        walks these roots whole calls it before the walk. ``roots``: ``(folder as configured,
+        folder with symlinks resolved)`` pairs (the file source yields paths under the resolved
+        one); a counted path belongs to the deepest tracked folder holding it, which is its root
+        since roots overlap nowhere (the config refuses it)."""
+        for configured, real in roots:
+            key = str(configured)
+            self._roots.setdefault(key, {"unreadable": 0, "too_large": 0, "excluded": 0})
+            self._folders[key] = key
+            self._folders.setdefault(str(real), key)
+
+    def _count_for_root(self, path: Path | str, kind: str) -> None:
+        if not self._folders:
+            return
+        text = str(path)
+        best = None
+        for folder in self._folders:
+            if (text == folder or text.startswith(folder.rstrip(os.sep) + os.sep)) and (
+                best is None or len(folder) > len(best)
+            ):
+                best = folder
+        if best is not None:
+            self._roots[self._folders[best]][kind] += 1
+
+    def root_counts(self, finished_at: str) -> dict[Path, RootCounts]:
+        """The counts of every tracked root (:meth:`track_roots`), stamped ``finished_at``;
+        ``{}`` when no root was tracked (a run that did not walk its roots whole)."""
+        return {Path(folder): RootCounts(indexed_at=finished_at, **counts) for folder, counts in self._roots.items()}
+
     def add_error(self, failure: FileFailure) -> None:
-        """Count a failure; keep it in ``errors`` while fewer than 50 are kept."""
+        """Count a failure; keep it in ``errors`` while fewer than 50 are kept. It counts as
+        ``unreadable`` for its root (:meth:`track_roots`), unless it is an invalid line of an
+        ignore file (the files are walked all the same)."""
         self.files_errored += 1
         if len(self.errors) < MAX_REPORTED_ERRORS:
             self.errors.append(failure)
         else:
             self.errors_truncated = True
+        if failure.error_type != "IgnorePatternError":
+            self._count_for_root(failure.path, "unreadable")
 
-    def add_skip(self, reason: SkipReason) -> None:
-        """Count a skipped file under ``reason``."""
+    def add_skip(self, reason: SkipReason, path: Path | None = None) -> None:
+        """Count a skipped file under ``reason``; with its ``path``, a ``too_large``,
+        ``converter_unavailable`` or ``budget`` skip also counts for its root (:class:`RootCounts`)."""
         self.files_skipped += 1
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if path is not None and reason in _ROOT_SKIP_KINDS:
+            self._count_for_root(path, _ROOT_SKIP_KINDS[reason])
 
-    def add_exclusion(self, category: str) -> None:
-        """Count a path left out by the always-on exclusions."""
+    def add_exclusion(self, category: str, path: Path | None = None) -> None:
+        """Count a path left out by the always-on exclusions; with its ``path``, an
+        ``outside_roots`` link also counts as ``excluded`` for its root (:class:`RootCounts`)."""
         self.excluded[category] = self.excluded.get(category, 0) + 1
+        if path is not None and category in _ROOT_EXCLUSIONS:
+            self._count_for_root(path, "excluded")
 
     def to_json(self) -> dict[str, Any]:
         """The seed 000 summary object, plus ``skipped`` (a breakdown by reason), ``excluded``
@@ -646,6 +820,16 @@ class IndexSummary:
             **({"notes": list(self.notes)} if self.notes else {}),
             **({"changed_paths": dict(self.changed_paths)} if self.changed_paths is not None else {}),
         }
+
+
+_ROOT_SKIP_KINDS: dict[str, str] = {"too_large": "too_large", "converter_unavailable": "excluded",
+                                    "budget": "excluded"}
+"""Skip reasons that leave a root partial, and the :class:`RootCounts` field they count in."""
+
+_ROOT_EXCLUSIONS = frozenset({"outside_roots"})
+"""Always-on exclusion categories that leave a root partial (:class:`RootCounts`): the user can
+change them (add the link's target as a root); secrets, version control and the workspace's own
+files are out by design."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from hermes_workspace.domain.model import (
     FileRecord,
     ResultSet,
     Root,
+    RootCounts,
     SearchHit,
     SkippedFile,
     SourceFile,
@@ -297,6 +298,26 @@ class IndexStore(Protocol):
         reason, for :meth:`status` (``last_indexed_at``, ``skipped``)."""
         ...
 
+    def record_root_counts(self, counts: Mapping[Path, RootCounts]) -> None:
+        """Remember, per root folder (``Root.path`` as configured), what the index run that just
+        walked it left unsearched (:class:`~hermes_workspace.domain.model.RootCounts`),
+        replacing those roots' previous counts and keeping every other root's: a run that
+        walks only some roots (or none: an empty mapping) never wipes the others'.
+
+        Raises:
+            StoreError: read-only store or database failure.
+        """
+        ...
+
+    def root_counts(self) -> dict[Path, RootCounts]:
+        """Every root's counts as :meth:`record_root_counts` last stored them (``{}`` before the
+        first run that recorded any). Cheap: searches call it once to report coverage.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        ...
+
     def check_integrity(self) -> list[DoctorCheck]:
         """The store's own checks for ``doctor`` (database structure, full-text index, schema
         version), without writing anything. Never raises for a damaged index: that is a
@@ -421,6 +442,16 @@ class VectorIndex(Protocol):
 
     def prune(self) -> int:
         """Delete vectors no chunk uses any more; returns how many."""
+        ...
+
+    def pending_by_root(self) -> dict[Path, int]:
+        """The chunks :meth:`pending` would list (no vector, not marked unreadable), counted by
+        the root folder their file was indexed under (``FileRecord.root``); roots without such
+        chunks are absent. For coverage: callers ask only when :meth:`status` has some pending.
+
+        Raises:
+            StoreError: the database failed.
+        """
         ...
 
     def record_failure(self, error: dict[str, Any] | None) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Literal
 from pathlib import Path
 
 from hermes_workspace.domain.model import Root
@@ -73,8 +74,9 @@ def name_roots(roots: Sequence[Root]) -> list[Root]:
 
 def covering_root(path: Path, roots: Sequence[Root]) -> Root | None:
     """The deepest root of ``roots`` that indexes ``path``: ``path`` is below a recursive root, or
-    directly in a root; ``None`` when no root does. Nested roots are allowed, so the deepest one
-    names the file (a project root inside the primary workspace names its own files)."""
+    directly in a root; ``None`` when no root does. Roots overlap nowhere (the config refuses
+    it, :func:`root_overlap`), but may nest inside a non-recursive root, whose files are only
+    those directly in it: the deepest root that indexes ``path`` names it."""
     best: Root | None = None
     for root in roots:
         try:
@@ -98,3 +100,41 @@ def containing_root(path: Path, roots: Sequence[Root]) -> Root | None:
             if best is None or len(root.path.parts) > len(best.path.parts):
                 best = root
     return best
+
+
+OverlapKind = Literal["same", "inside", "contains"]
+"""How a root overlaps an earlier one (:func:`root_overlap`)."""
+
+
+def root_overlap(first: Root, first_real: Path, second: Root, second_real: Path) -> OverlapKind | None:
+    """Whether the files ``second`` indexes meet those ``first`` indexes (seed 004: "Duplicate
+    and overlapping roots within one workspace are errors, including symlink aliases"), from
+    their folders with symlinks resolved (``*_real``; a missing folder as written):
+
+    - ``same``: the same folder (twice, or under another path through a symbolic link);
+    - ``inside``: ``second`` lies inside ``first`` and ``first`` is recursive;
+    - ``contains``: ``first`` lies inside ``second`` and ``second`` is recursive;
+    - ``None``: no file is under both. A non-recursive root indexes only the files directly in
+      its folder, and a folder inside it holds none of them, so roots may nest inside a
+      non-recursive root (and a non-recursive root may hold a recursive one's folder).
+    """
+    if first_real == second_real:
+        return "same"
+    if first.recursive and first_real in second_real.parents:
+        return "inside"
+    if second.recursive and second_real in first_real.parents:
+        return "contains"
+    return None
+
+
+def first_overlap(roots: Sequence[tuple[Root, Path]]) -> tuple[int, int, OverlapKind] | None:
+    """The first pair ``(i, j, kind)``, ``i < j`` in ``roots`` order (``(root, real folder)``
+    pairs), whose files meet (:func:`root_overlap`, ``kind`` as ``roots[j]`` relates to
+    ``roots[i]``), or ``None`` when no two overlap."""
+    for j, (second, second_real) in enumerate(roots):
+        for i in range(j):
+            first, first_real = roots[i]
+            kind = root_overlap(first, first_real, second, second_real)
+            if kind is not None:
+                return i, j, kind
+    return None

@@ -44,7 +44,7 @@ from hermes_workspace.domain.errors import (
 )
 from hermes_workspace.domain.paths import escape_json_surrogates
 from hermes_workspace.domain.project_config import ConfigSource
-from hermes_workspace.domain.model import IndexSummary, Root, RootChange, SearchResults, StoreStatus
+from hermes_workspace.domain.model import IndexSummary, Root, RootChange, RootCoverage, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
 from hermes_workspace.domain.semantic import SEARCH_MODES
 from hermes_workspace.entrypoints.logging_setup import configure_library_logging
@@ -1005,9 +1005,30 @@ class Workspace:
         }
         if not status.indexed:
             data["note"] = "nothing is indexed yet: run `hermes-workspace index`"
+        data["roots"] = self._root_status(data["semantic"]["status"] != "disabled")
         data["storage"] = self._storage_status(status.indexed)
         data["plugins"] = self._plugin_status()
         return data
+
+    def _root_status(self, semantic: bool) -> list[dict[str, Any]]:
+        """``status``'s ``roots``: per root (as :meth:`roots`), ``{"root", "path", "indexed_at"}``
+        plus its coverage row (``state`` and ``unsearched`` or ``reason``, as in a search's
+        ``scope["coverage"]``); chunks without a vector count when an embedder is configured."""
+        roots = self.roots()
+        try:
+            search = self._container.search_workspace()
+        except IndexNotFoundError:  # before the first index: every root not indexed, or not there
+            probe = self._container.root_probe()
+            rows = [RootCoverage.of(str(r.name), None, probe(r.path)) for r in roots]
+            recorded: dict[Path, Any] = {}
+        else:
+            rows = search.root_coverage(roots, semantic=semantic)
+            recorded = search.store.root_counts()
+        return [
+            {"root": row.root, "path": str(root.path),
+             "indexed_at": recorded[root.path].indexed_at if root.path in recorded else None, **row.to_json()}
+            for root, row in zip(roots, rows, strict=True)
+        ]
 
     def _storage_status(self, indexed: bool) -> dict[str, Any]:
         """``status``'s ``storage``: the index size against ``knowledgebase.storage``

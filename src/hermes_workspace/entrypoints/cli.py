@@ -41,7 +41,7 @@ from cyclopts.exceptions import CycloptsError
 
 from hermes_workspace import __version__
 from hermes_workspace.domain.errors import UsageError, WorkspaceError
-from hermes_workspace.domain.model import SearchResults
+from hermes_workspace.domain.model import SearchResults, coverage_line
 from hermes_workspace.domain.paths import display_name, escape_json_surrogates
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
@@ -383,7 +383,8 @@ def retrieve_command(
     Prints one compact JSON object (blocks of text with paths, exact line ranges and handles,
     what was left out, a cursor for the next pack) whose o200k_base token count, as printed, is
     at most the budget; with --human, the framed text to paste into a prompt (also within the
-    budget). Workspace text is framed as untrusted data, never instructions.
+    budget), then one line saying each searched root's coverage. Workspace text is framed as
+    untrusted data, never instructions.
 
     Parameters
     ----------
@@ -432,6 +433,10 @@ def _human_pack(console: Any, pack: Any) -> None:
             console.print(_safe(f"note: {note}"), style="dim", markup=False)
         if not pack.notes:
             console.print("Nothing retrieved.")
+    # After the framed text (which alone is within the budget): which roots could not be searched whole.
+    line = coverage_line((getattr(pack, "scope", None) or {}).get("coverage") or ())
+    if line:
+        console.print(_safe(line), style="dim", markup=False)
 
 
 
@@ -686,6 +691,9 @@ def _human_status(console: Any, data: dict[str, Any]) -> None:
     if data["excluded"]:
         counts = ", ".join(f"{count} {category.replace('_', ' ')}" for category, count in data["excluded"].items())
         console.print(f"never indexed (always excluded): {counts}", markup=False)
+    line = coverage_line(data.get("roots") or ())
+    if line:
+        console.print(_safe(line), markup=False)
     semantic = data["semantic"]
     line = f"semantic: {semantic['status']} (provider {semantic['provider']}"
     if semantic["model"]:
@@ -1056,7 +1064,8 @@ def _human_hits(console: Any, hits: Any) -> None:
     mode = getattr(hits, "mode", "keyword")
     if mode != "keyword" or getattr(hits, "requested_mode", mode) != mode:
         console.print(f"[dim]{mode} search (asked: {hits.requested_mode}; semantic: {hits.semantic_status})[/dim]")
-    scope_line = _scope_line(getattr(hits, "scope", None) or {})
+    scope = getattr(hits, "scope", None) or {}
+    scope_line = _scope_line(scope)
     if scope_line:
         console.print(_safe(scope_line), style="dim", markup=False)
     for note in getattr(hits, "notes", ()):
@@ -1095,6 +1104,10 @@ def _human_hits(console: Any, hits: Any) -> None:
             console.print(_safe(f"    also: {copy.path}:{copy.line_start}-{copy.line_end}"), style="dim", markup=False)
     if getattr(hits, "cursor", None):
         console.print(f"more: hermes-workspace more {hits.cursor}", style="dim", markup=False, highlight=False)
+    # Last: whether each searched root could be searched whole (issue 12's per-root coverage).
+    line = coverage_line(scope.get("coverage") or ())
+    if line:
+        console.print(_safe(line), style="dim", markup=False)
 
 
 def main(argv: list[str] | None = None) -> int:

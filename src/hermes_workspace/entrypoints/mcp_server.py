@@ -153,7 +153,9 @@ _ROOTS = {
     "description": "Names of roots to search (each hit's `root_name`; the response's `scope` lists the roots "
     "searched). Never widened. An unknown name is an error that lists the names. Default: the root the server "
     "was started in (the project folder), then every root if it has no hit; every root when started outside "
-    "them. The response's `scope` says which (`home`, `widened`).",
+    "them. The response's `scope` says which (`home`, `widened`) and, per root, its `coverage`: `complete`, "
+    "`partial` (`unsearched` counts: unreadable, too_large, excluded, embedding_pending) or `unavailable` "
+    "(`reason`: missing, not_a_directory, not_readable, not_indexed).",
 }
 _ALL_ROOTS = {"type": "boolean", "description": "Search every root, wherever the server was started (not with "
               "`roots`)."}

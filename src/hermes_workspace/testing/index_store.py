@@ -7,7 +7,7 @@ replace/touch/delete, search (hit fields, path prefix, globs of
 :mod:`hermes_workspace.domain.globs`, filters before the limit, best first, the query language of
 :mod:`hermes_workspace.domain.query`, Arabic spelling variants, stopwords), status, batches
 (commit, rollback of a failing write alone or of the whole batch, nesting), the catalog (list
-pages, tombstones, the last run, integrity checks). Words searched are plain, unstemmed words.
+pages, tombstones, the last run, per-root counts, integrity checks). Words searched are plain, unstemmed words.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 
 from hermes_workspace.domain.catalog import Tombstone
 from hermes_workspace.domain.errors import StoreError, UsageError
+from hermes_workspace.domain.model import RootCounts
 from hermes_workspace.domain.ports import IndexStore
 from hermes_workspace.domain.query import parse_query
 from hermes_workspace.testing.files import make_file
@@ -457,6 +458,18 @@ class IndexStoreContract:
         filled.record_run("2026-04-15T10:32:00Z", {"unchanged": 4, "deleted_by_user": 1})
         status = filled.status()
         assert (status.last_indexed_at, status.skipped) == ("2026-04-15T10:32:00Z", {"deleted_by_user": 1, "unchanged": 4})
+
+    def test_root_counts_are_kept_per_root_and_merged_by_later_runs(self, filled: IndexStore) -> None:
+        assert filled.root_counts() == {}
+        first = {Path("/ws"): RootCounts("2026-04-15T10:32:00Z", unreadable=2, too_large=1, excluded=3),
+                 Path("/data/notes"): RootCounts("2026-04-15T10:32:00Z")}
+        filled.record_root_counts(first)
+        assert filled.root_counts() == first
+        # A run that walked one root replaces that root's counts only; an empty one changes nothing.
+        later = RootCounts("2026-04-16T08:00:00Z", too_large=4)
+        filled.record_root_counts({Path("/data/notes"): later})
+        filled.record_root_counts({})
+        assert filled.root_counts() == {Path("/ws"): first[Path("/ws")], Path("/data/notes"): later}
 
     def test_a_sound_store_passes_its_integrity_checks(self, filled: IndexStore) -> None:
         checks = filled.check_integrity()
