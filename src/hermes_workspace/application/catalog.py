@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_workspace.application.embedding import close_vectors
 from hermes_workspace.domain.catalog import (
     LIST_MAX_LIMIT,
     LIST_MAX_OFFSET,
@@ -212,9 +213,7 @@ class DeleteFiles:
         except WorkspaceError:
             return None
         finally:
-            close = getattr(vectors, "close", None)
-            if close is not None:
-                close()
+            close_vectors(vectors)
 
 
 @dataclass
@@ -435,9 +434,7 @@ class Doctor:
         except WorkspaceError as exc:
             return DoctorCheck("vectors", "incomplete", f"cannot read the vectors: {exc.message}")
         finally:
-            close = getattr(vectors, "close", None)
-            if close is not None:
-                close()
+            close_vectors(vectors)
         data = {**status.to_json(), "expected_signature": expected, "dimensions": stored_dims,
                 "wrong_dimensions": bad}
         if status.signature is None:

@@ -38,6 +38,14 @@ transaction per model batch would cost fast embedders (model2vec: thousands of t
 more than the model does."""
 
 
+def close_vectors(vectors: VectorIndex | None) -> None:
+    """Close ``vectors`` when it was opened and has ``close`` (an optional member of the
+    :class:`~hermes_workspace.domain.ports.VectorIndex` port: an in-memory index holds nothing)."""
+    close = getattr(vectors, "close", None)
+    if close is not None:
+        close()
+
+
 @dataclass
 class EmbedChunks:
     """Embeds the chunks that have no vector. Each round takes ``batch_size * PAGE_BATCHES``
@@ -121,9 +129,7 @@ class EmbedChunks:
             report.status = "unavailable"
             report.error = exc.to_json()
         finally:
-            close = getattr(vectors, "close", None)
-            if close is not None:
-                close()
+            close_vectors(vectors)
             report.seconds = time.perf_counter() - started
         log.info("embedding finished", **report.to_json())
         return report

@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
+from hermes_workspace.application.embedding import close_vectors
 from hermes_workspace.application.roots import home_root, select_roots
 from hermes_workspace.domain.constants import MAX_QUERY_TERMS
 from hermes_workspace.domain.errors import (
@@ -328,9 +329,7 @@ class SearchWorkspace:
         except WorkspaceError:
             return None
         finally:
-            close = getattr(vectors, "close", None)
-            if close is not None:
-                close()
+            close_vectors(vectors)
 
     def _run(self, text: str, prefix: str | tuple[str, ...] | None, glob: str | None, limit: int,
              mode: str, selected: Sequence[Root] | None = None, unavailable: set[str] | frozenset[str] = frozenset(),
@@ -444,9 +443,7 @@ class SearchWorkspace:
         except EmbedderUnavailableError as exc:
             search.fall_back("unavailable", f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         finally:
-            close = getattr(vectors, "close", None)
-            if close is not None:
-                close()
+            close_vectors(vectors)
 
     def _retrieve_keyword(self, search: _Search) -> None:
         """The keyword side: ``search.sparse``, the store's BM25 candidates (:meth:`_bm25`). A
@@ -609,9 +606,7 @@ class SearchWorkspace:
         except WorkspaceError as exc:
             return "unavailable", None, exc.message
         finally:
-            close = getattr(vectors, "close", None)
-            if close is not None:
-                close()
+            close_vectors(vectors)
 
 EMPTY_NOTE = "the query holds no word of two or more letters or digits: nothing to search for"
 
