@@ -217,3 +217,17 @@ def test_cli_index_path_is_repeatable_and_relative(capsys: pytest.CaptureFixture
     error = json.loads(capsys.readouterr().out)["error"]
     assert (code, error["code"]) == (2, "usage_error")
     assert "no root covers" in error["message"]
+
+
+def test_a_code_profile_root_indexes_changed_and_new_files(ws: Workspace, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (project / "a.py").write_text("def foo():\n    return 1\n")
+    ws.add_root(project, profile="code")
+    ws.index()
+    (project / "a.py").write_text("def foo():\n    return 1\n\n\ndef bar():\n    return 'wombatcheck'\n")
+    (project / "b.py").write_text("def baz():\n    return 'quollcheck'\n")
+    summary = ws.index(paths=[project / "a.py", project / "b.py"])
+    assert counts(summary) == (2, 0, 0, 0)
+    assert found(ws, "wombatcheck") == ["a.py"] and found(ws, "quollcheck") == ["b.py"]

@@ -157,3 +157,20 @@ def test_a_changed_folder_is_walked_whole_beside_a_sibling_sharing_its_prefix(ba
     assert comparable([i for i in items if not isinstance(i, ChangedScope)]) == (
         expected_for(whole, sub) | expected_for(whole, base / "gitroot" / "sub-x"))
     assert "gitroot/sub/keep.tmp" in {str(i.path.relative_to(base)) for i in items if isinstance(i, SourceFile)}
+
+
+def test_a_code_profile_root_chooses_the_same_extensions_for_a_changed_path(tmp_path: Path) -> None:
+    # The trial's bug: the guided walk lists nothing, so the marker files were never seen and
+    # every changed file of a code-profile root was judged "not this project's type" and pruned.
+    repo = tmp_path.resolve() / "repo"
+    for rel in ("pyproject.toml", "a.py", "pkg/b.py", "notes.md", "data.csv", "tool/x.go"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("print('kiwi')\n")
+    root = Root(repo, recursive=True, profile="code")
+    source = FilesystemSource(max_file_bytes=1000)
+    whole = list(source.discover([root]))
+    assert {i.path.name for i in whole if isinstance(i, SourceFile)} == {"a.py", "b.py", "notes.md"}
+    for rel in ("a.py", "pkg/b.py", "pkg", "notes.md", "data.csv", "tool/x.go"):
+        path = repo / rel
+        items = [i for i in source.discover_paths([root], [path]) if not isinstance(i, ChangedScope)]
+        assert comparable(items) == expected_for(whole, path), rel

@@ -409,7 +409,8 @@ class FilesystemSource:
         # a go.mod since the last run has its .go files indexed (domain.profiles).
         allowed = root_extensions(
             root.profile, root.extensions,
-            _file_names(entries) if needs_top_level_names(root.profile, root.extensions) else (),
+            _marker_names(real, entries, guided=guide is not None and real in guide)
+            if needs_top_level_names(root.profile, root.extensions) else (),
         )
         # Only a .hermesignore may let an always-excluded path in (module docstring).
         can_reinclude = nested_name == IGNORE_FILENAME
@@ -821,7 +822,20 @@ def _excludes_dir(levels: _RuleLevels, rel: str) -> bool:
     return levels[0][1].excludes_dir(rel)
 
 
-def _file_names(entries: Sequence[os.DirEntry[str]]) -> list[str]:
+def _marker_names(real: str, entries: Iterable[_Entry], *, guided: bool) -> list[str]:
+    """The file names at the top of the root ``real`` (where marker files are looked for): from
+    the listing the walk made, or, when the walk is guided to a few changed paths (it lists
+    nothing), from a listing of its own, so that a changed-paths run chooses the same extensions
+    as a full run. A root that cannot be listed has none."""
+    if not guided:
+        return _file_names(entries)
+    try:
+        return _file_names(_list_dir(real))
+    except OSError:
+        return []
+
+
+def _file_names(entries: Iterable[_Entry]) -> list[str]:
     """The names of the regular files (or links to one) among ``entries``: where marker files
     (``go.mod``) are looked for. An entry that cannot be looked at is left out."""
     names = []
