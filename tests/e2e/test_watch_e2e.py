@@ -182,3 +182,25 @@ def test_roots_added_to_a_project_file_while_watching_are_indexed(home: Path, tm
         assert paths_for(ws, "kiwi") == {str(extra / "notes.md")}
     summary = running.end()
     assert summary.config_reloads == 1 and str(extra) in summary.roots
+
+
+def test_a_root_deleted_and_made_again_is_watched_again(home: Path, tmp_path: Path) -> None:
+    import shutil
+
+    (home / "workspace").mkdir(exist_ok=True)  # else its creation restarts the watch meanwhile
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "old.md").write_text("# Old\n\nthe moa was here\n")
+    with Workspace.open(home) as ws:
+        ws.add_root(repo, recursive=True)
+    running = Running(home, debounce_ms=50, reconcile_minutes=0)
+    running.wait_for("catch_up")
+    shutil.rmtree(repo)
+    repo.mkdir()
+    (repo / "new.md").write_text("# New\n\nthe takahe arrived\n")
+    with Workspace.open(home) as ws:
+        eventually(lambda: paths_for(ws, "takahe") == {str(repo / "new.md")}, "a file of the new folder is found")
+        eventually(lambda: paths_for(ws, "moa") == set(), "the old folder's file is gone")
+        (repo / "later.md").write_text("# Later\n\nthe kokako sings\n")
+        eventually(lambda: paths_for(ws, "kokako") == {str(repo / "later.md")}, "the new folder is watched")
+    running.end()

@@ -304,7 +304,32 @@ def test_a_root_created_by_the_first_run_is_watched_from_then_on(tmp_path: Path)
                                 roots=lambda: [Root(primary, recursive=True, primary=True)])
     use_case.execute(threading.Event())
     assert len(feed.calls) == 2  # restarted once the folder existed
-    assert [b.reason for b in batches] == ["catch_up", "changes"]
+    # The new folder is walked whole (files made before the new watch began), then a.md.
+    assert [b.reason for b in batches] == ["catch_up", "changes", "changes"]
+    assert runs.changed == [[primary], [primary / "a.md"]]
+
+
+def test_a_root_replaced_by_a_new_folder_is_watched_again_and_walked(tmp_path: Path) -> None:
+    # Trial: `rm -rf repo && mkdir repo` under a running watch left the new folder unwatched.
+    import shutil
+
+    clock, runs = Clock(), Runs()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def replace_repo() -> list[FileChange]:
+        shutil.rmtree(repo)
+        repo.mkdir()
+        (repo / "d.md").write_text("# moved\n")
+        clock.now = 1000.0 + 2.0
+        return [FileChange(repo, "deleted")]
+
+    feed = ScriptedChangeFeed([at(clock, 0.0), at(clock, 1.0), replace_repo, at(clock, 3.0), at(clock, 4.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, catch_up=True,
+                                roots=lambda: [Root(repo, recursive=True)])
+    use_case.execute(threading.Event())
+    assert len(feed.calls) == 2  # a new watch on the new folder
+    assert runs.changed == [[repo]]  # walked whole: d.md is indexed
 
 
 def test_paths_no_root_covers_any_more_are_dropped_not_retried() -> None:

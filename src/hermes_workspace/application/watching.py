@@ -14,6 +14,7 @@ cannot be written at all (:class:`StoreUnusableError`), the watch ends with that
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
@@ -187,6 +188,7 @@ class WatchWorkspace:
         self._stamp = self.config_stamp()
         self._next_stamp_check = started + 1.0
         self._pending: dict[Path, str] = {}
+        self._root_gone = False
         self._first_event: float | None = None
         self._last_event: float | None = None
         self._settle = self.debounce_seconds
@@ -226,10 +228,17 @@ class WatchWorkspace:
                     if stop.is_set():
                         ended = False
                         break
-                    if self._full_due is None and _existing(self._roots) != self._watched and self._last_full_ok:
-                        # A root appeared (the primary workspace, created by the first run) or
-                        # went away: watch what exists now.
-                        self._last_full_ok = False
+                    now = _existing(self._roots) if self._full_due is None and self._last_full_ok else self._watched
+                    if self._root_gone or now != self._watched:
+                        # A root appeared (the primary workspace, created by the first run), went
+                        # away, or was replaced by another folder of its name (`rm -rf repo && git
+                        # clone ...`: the old watch saw its folder go and nothing after): watch
+                        # what exists now, and walk each new folder whole (its deletion event
+                        # does that for a replaced one).
+                        for path, _ in now - self._watched:
+                            self._pending[path] = "added"
+                            self._touched(self.clock())
+                        self._root_gone = False
                         restart = True
                         ended = False
                         break
@@ -250,6 +259,10 @@ class WatchWorkspace:
                 self._touched(now)
             elif verdict == "keep":
                 self._pending[change.path] = change.kind
+                if change.kind == "deleted" and any(change.path == root.path for root in self._roots):
+                    # Its watch died with it; a folder made again under its name (even one that
+                    # reuses the inode number) needs a new one.
+                    self._root_gone = True
                 relevant += 1
             else:
                 self._summary.events_ignored += 1
@@ -435,6 +448,16 @@ class WatchWorkspace:
 
 
 
-def _existing(roots: Sequence[Root]) -> frozenset[Path]:
-    """The roots that are folders now (a feed watches those only)."""
-    return frozenset(root.path for root in roots if os.path.isdir(root.path))
+def _existing(roots: Sequence[Root]) -> frozenset[tuple[Path, tuple[int, int]]]:
+    """The roots that are folders now (a feed watches those only), each with its folder's
+    identity (``st_dev``, ``st_ino``): a folder deleted and made again under the same name is
+    another folder, which the feed does not watch yet."""
+    found = set()
+    for root in roots:
+        try:
+            info = os.stat(root.path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            found.add((root.path, (info.st_dev, info.st_ino)))
+    return frozenset(found)
