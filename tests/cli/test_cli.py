@@ -573,3 +573,17 @@ def test_a_chinese_word_inside_a_sentence_is_found(capsys: pytest.CaptureFixture
     assert any("two-character pieces" in n for n in envelope["notes"])
     code, hits, _ = run(capsys, "search", "故障")  # the file name and heading are bigrammed too
     assert [h["path"] for h in hits] == [str(workspace / "notes" / "故障.md")]
+
+
+def test_roots_remove_takes_a_root_name_too(capsys: pytest.CaptureFixture[str], home: Path, tmp_path: Path) -> None:
+    # Trial: `roots remove NAME` said "not a configured root" though `roots list` shows the name.
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    run(capsys, "roots", "add", str(extra), "--name", "reqsrc")
+    code, data, _ = run(capsys, "roots", "remove", "reqsrc")
+    assert code == 0 and (data["name"], data["path"]) == ("reqsrc", str(extra))
+    code, data, _ = run(capsys, "roots", "remove", "reqsrc")
+    assert code == 66 and data["error"]["code"] == "root_not_configured"
+    assert "path or name" in data["error"]["hint"]
+    code, data, _ = run(capsys, "roots", "remove", "workspace")
+    assert code == 2 and data["error"]["message"] == "the primary workspace cannot be removed"

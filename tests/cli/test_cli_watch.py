@@ -100,3 +100,12 @@ def test_watch_options_are_checked(capsys: pytest.CaptureFixture[str], home: Pat
     code = main(["watch", "--debounce-ms", "0"])
     out = json.loads(capsys.readouterr().out)
     assert code == 2 and out["error"]["code"] == "usage_error"
+
+
+@pytest.mark.parametrize("workers", ["0", "65"])
+def test_watch_refuses_a_bad_number_of_workers_at_once(capsys: pytest.CaptureFixture[str], home: Path,
+                                                       workers: str) -> None:
+    # Trial: it was checked by every index run of the watch, which failed every 2 s forever.
+    code = main(["watch", "--workers", workers])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 2 and out["error"]["code"] == "usage_error" and "workers must be >= 1" in out["error"]["message"]

@@ -205,11 +205,19 @@ def test_streamable_http_on_loopback_with_host_and_origin_checks(http_server: in
     assert post({"Origin": f"http://localhost:{http_server}"}) == 200
 
 
+def _default_sighup() -> None:
+    # A server honours an ignored SIGHUP it inherits (`nohup make test`), as any program should;
+    # the tests stand for a client that starts it with the default disposition.
+    import signal
+
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def start_stdio_server(home: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "hermes_workspace", *args],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(home),
-        text=True, encoding="utf-8",
+        text=True, encoding="utf-8", preexec_fn=_default_sighup,  # noqa: PLW1509 - a single-threaded test
     )
 
 

@@ -42,6 +42,8 @@ WS = HOME / "workspace"
         ("1.5gb", 1_610_612_736),
         ("10 kb", 10_240),
         ("1TB", 1024**4),
+        ("1PB", 1024**5),  # the largest accepted, as the "at most 1 PiB" error says (trial)
+        ("1 PiB", 1024**5),
         ("4096", 4096),
         ("512B", 512),
         (1_048_576, 1_048_576),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,9 @@ def test_lock_refuses_a_second_holder_and_frees_on_exit(tmp_path: Path) -> None:
             with second.hold():
                 pass
         assert info.value.exit_code == 75
+        # Which process holds it, and a hint that also fits a running watch (trial).
+        assert f"(process {os.getpid()}, lock: {path})" in info.value.message
+        assert "`watch`" in info.value.hint
     with second.hold():
         pass
 

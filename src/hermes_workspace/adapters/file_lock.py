@@ -50,8 +50,10 @@ class FileIndexLock:
         try:
             lock.acquire(timeout=self.wait_seconds)
         except Timeout:
+            owner = _read_owner(self.path)
             raise IndexBusyError(
-                f"another index run is in progress on this workspace (lock: {self.path})"
+                f"another index run is in progress on this workspace ({f'process {owner}, ' if owner else ''}"
+                f"lock: {self.path})"
             ) from None
         except OSError as exc:
             raise StoreError(f"cannot lock {self.path}: {exc}") from exc
@@ -103,6 +105,15 @@ def _read_owner(fd: int) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdecimal() else None
+
+
+def _read_owner(path: Path) -> int | None:
+    """The process id the holder wrote into the lock file, or ``None`` (not written yet, unreadable)."""
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
 
 
 def _write_owner(path: Path) -> None:

@@ -336,12 +336,13 @@ class RemoveRoot:
     home: Path
 
     def execute(self, path: Path | str) -> Root:
-        """Remove the root whose path equals ``path`` as given, absolute, or resolved; one locked
-        edit of the config. Returns the removed root with the name it had.
+        """Remove the root whose path equals ``path`` as given, absolute, or resolved, or else
+        the root of that name (``roots list``); one locked edit of the config. Returns the
+        removed root with the name it had.
 
         Raises:
-            RootNotConfiguredError: no configured root has that path.
-            UsageError: ``path`` is the primary workspace, or empty.
+            RootNotConfiguredError: no configured root has that path or name.
+            UsageError: ``path`` is the primary workspace (its path or name), or empty.
             ConfigError: the config is invalid (nothing is written).
             ConfigWriteError: the config cannot be written.
         """
@@ -359,11 +360,20 @@ class RemoveRoot:
                     "the primary workspace cannot be removed",
                     hint="Set workspace.path in config.yaml to move it, or workspace.enabled: false.",
                 )
+            named = config.all_roots(self.home)
+            by_name = next((r for r in named if r.name == str(path) and not r.primary), None)
             for existing in config.roots:
-                if existing.path in forms:
-                    removed.append(_named(existing, config.all_roots(self.home)))
+                if existing.path in forms or (by_name is not None and existing.path == by_name.path):
+                    removed.append(_named(existing, named))
                     return tuple(r for r in config.roots if r is not existing)
-            raise RootNotConfiguredError(f"not a configured root: {given}")
+            if any(r.primary and r.name == str(path) for r in named):
+                raise UsageError("the primary workspace cannot be removed",
+                                 hint="Set workspace.path in config.yaml to move it, or workspace.enabled: false.")
+            raise RootNotConfiguredError(
+                f"not a configured root: {given}",
+                hint=f"Give a root's path or name ({', '.join(r.name or '' for r in named if not r.primary) or 'none added'}); "
+                "see hermes-workspace roots list.",
+            )
 
         self.config.update_roots(change)
         return removed[-1]

@@ -104,7 +104,8 @@ class IndexBusyError(WorkspaceError):
 
     code = "index_busy"
     exit_code = 75
-    default_hint = "Wait for the other `hermes-workspace index` to finish, then run it again."
+    default_hint = ("Another `index`, or a `watch` (or `mcp --watch`) indexing a batch, writes this index: run "
+                    "it again once that is done; a watch holds it only for the seconds a batch takes.")
 
 
 class IndexNotFoundError(WorkspaceError):

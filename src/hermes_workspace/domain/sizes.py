@@ -3,8 +3,8 @@ root's ``max_file_size``): :func:`parse_size` reads them, :func:`format_size` sh
 and :func:`size_setting` writes them back into config.
 
 Units are binary: ``KB`` = ``KiB`` = 1024 bytes, ``MB`` = ``MiB`` = 1024**2, ``GB`` = ``GiB`` =
-1024**3, ``TB`` = ``TiB`` = 1024**4. This follows seed 002 (``parseSize('2GB')`` returns
-2147483648) and ``knowledgebase.indexing.max_file_mb``, which is in mebibytes; it is also what
+1024**3, ``TB`` = ``TiB`` = 1024**4, ``PB`` = ``PiB`` = 1024**5 (the largest size accepted). This
+follows seed 002 (``parseSize('2GB')`` returns 2147483648) and ``knowledgebase.indexing.max_file_mb``, which is in mebibytes; it is also what
 ``du -h`` and ``df -h`` print, so a size copied from them means what it says. Both spellings are
 accepted so that nobody has to guess which one this file wants.
 """
@@ -23,6 +23,7 @@ UNITS: dict[str, int] = {
     "m": 1024**2, "mb": 1024**2, "mib": 1024**2,
     "g": 1024**3, "gb": 1024**3, "gib": 1024**3,
     "t": 1024**4, "tb": 1024**4, "tib": 1024**4,
+    "p": 1024**5, "pb": 1024**5, "pib": 1024**5,
 }
 """Unit (lower case, as written after the number) -> bytes."""
 

@@ -109,6 +109,13 @@ def _check_type(name: str, value: object, expected: type | tuple[type, ...]) -> 
                          hint=f"Give {name} as a whole number in the range its documentation states (--help).")
 
 
+def _check_workers(workers: object) -> None:
+    """Raise UsageError unless ``workers`` is ``None`` or a whole number from 1 to :data:`WORKERS_LIMIT`."""
+    _check_type("workers", workers, (int, type(None)))
+    if workers is not None and not 1 <= workers <= WORKERS_LIMIT:  # type: ignore[operator]
+        raise UsageError(f"workers must be >= 1 and <= {WORKERS_LIMIT} (1: no worker processes), got {workers}")
+
+
 def _check_callback(progress: Callable[..., object]) -> None:
     """Raise :class:`UsageError` when ``progress`` cannot be called as ``(position, total, path)``
     (rather than a ``TypeError`` from inside the run)."""
@@ -367,11 +374,11 @@ class Workspace:
         return self._container.rename_root().execute(old, new)
 
     def remove_root(self, path: str | os.PathLike[str]) -> Root:
-        """Remove an added root.
+        """Remove an added root, given by its path or its name (``roots()``).
 
         Raises:
             UsageError: ``path`` is not a string or path, or is the primary workspace.
-            RootNotConfiguredError: no added root has that path.
+            RootNotConfiguredError: no added root has that path or name.
         """
         _check_type("path", path, (str, os.PathLike))
         return self._container.remove_root().execute(os.fspath(path))
@@ -425,9 +432,7 @@ class Workspace:
                 f"progress must be a callable (position, total, path) or a ProgressSink, got "
                 f"{type(progress).__name__} {progress!r:.60}"
             )
-        _check_type("workers", workers, (int, type(None)))
-        if workers is not None and not 1 <= workers <= WORKERS_LIMIT:
-            raise UsageError(f"workers must be >= 1 and <= {WORKERS_LIMIT} (1: no worker processes), got {workers}")
+        _check_workers(workers)
         changed = None if paths is None else _changed_paths(paths)
         lock = self._container.index_lock()
         # The lock first: building the run opens the index for writing, which would wait for a
@@ -802,7 +807,7 @@ class Workspace:
         _check_type("catch_up", catch_up, bool)
         _check_type("debounce_ms", debounce_ms, (int, type(None)))
         _check_type("reconcile_minutes", reconcile_minutes, (int, float, type(None)))
-        _check_type("workers", workers, (int, type(None)))
+        _check_workers(workers)  # now: else every run of the watch would fail with it
         if debounce_ms is not None and not 1 <= debounce_ms <= 60_000:
             raise UsageError(f"debounce_ms must be >= 1 and <= 60000, got {debounce_ms}")
         if reconcile_minutes is not None and not 0 <= reconcile_minutes <= 7 * 24 * 60:

@@ -179,7 +179,7 @@ def roots_remove(path: str, /) -> _Output:
     Parameters
     ----------
     path
-        The folder as it was added (or its resolved path).
+        The folder as it was added (or its resolved path), or the root's name (roots list).
     """
     with _workspace() as ws:
         root, source = ws.remove_root(path), ws.config_source
