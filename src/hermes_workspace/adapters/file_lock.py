@@ -50,7 +50,7 @@ class FileIndexLock:
         try:
             lock.acquire(timeout=self.wait_seconds)
         except Timeout:
-            owner = _read_owner(self.path)
+            _, owner = self.probe()
             raise IndexBusyError(
                 f"another index run is in progress on this workspace ({f'process {owner}, ' if owner else ''}"
                 f"lock: {self.path})"
@@ -105,15 +105,6 @@ def _read_owner(fd: int) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdecimal() else None
-
-
-def _read_owner(path: Path) -> int | None:
-    """The process id the holder wrote into the lock file, or ``None`` (not written yet, unreadable)."""
-    try:
-        text = path.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return int(text) if text.isdigit() else None
 
 
 def _write_owner(path: Path) -> None:
