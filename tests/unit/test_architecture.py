@@ -14,3 +14,24 @@ def test_import_contracts_hold() -> None:
     proc = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Contracts: 4 kept, 0 broken." in proc.stdout
+
+
+def test_no_name_is_undefined_or_silently_redefined() -> None:
+    """Merging parallel branches once dropped the import of two ports (annotations named
+    undefined names) and once shadowed a module function with a second one of the same name,
+    which broke ``doctor``: pyflakes finds both kinds in the sources and the benchmarks."""
+    from pyflakes import api, messages, reporter
+
+    found: list[str] = []
+
+    class Collect(reporter.Reporter):
+        def __init__(self) -> None:
+            super().__init__(sys.stdout, sys.stderr)
+
+        def flake(self, message: messages.Message) -> None:
+            if isinstance(message, (messages.UndefinedName, messages.RedefinedWhileUnused,
+                                    messages.UndefinedExport, messages.UndefinedLocal)):
+                found.append(str(message))
+
+    api.checkRecursive([str(ROOT / "src"), str(ROOT / "benchmarks")], Collect())
+    assert found == []

@@ -51,6 +51,8 @@ from hermes_workspace.domain.model import (
 )
 from hermes_workspace.domain.plugins import file_signatures
 from hermes_workspace.domain.ports import (
+    Chunker,
+    Decoder,
     FileSource,
     IndexLock,
     IndexStore,

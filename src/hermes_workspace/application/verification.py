@@ -10,7 +10,6 @@ it is the indexed text.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
