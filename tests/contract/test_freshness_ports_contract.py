@@ -113,6 +113,27 @@ def test_the_real_feed_watches_a_non_recursive_root_without_its_sub_folders(tmp_
     assert deep not in {c.path for c in seen}
 
 
+def test_the_real_feed_survives_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
+    # Trial: watchfiles ended its watch on such a name and the whole `watch` stopped with it.
+    pytest.importorskip("watchfiles")
+    from hermes_workspace.adapters.watchfiles_watcher import WatchfilesChangeFeed
+
+    (tmp_path / "sub").mkdir()
+    after = tmp_path / "after.md"
+
+    def act() -> None:
+        with open(os.path.join(os.fsencode(tmp_path / "sub"), b"bad\xff.txt"), "wb") as handle:
+            handle.write(b"x\n")
+        time.sleep(1.5)
+        after.write_text("after\n")
+
+    seen = collect(WatchfilesChangeFeed(), [Root(tmp_path, recursive=True)], act,
+                   until=lambda changes: any(c.path == after for c in changes))
+    paths = {c.path for c in seen}
+    assert tmp_path / "sub" in paths  # the undecodable file's folder, to be walked
+    assert after in paths  # and the watch goes on
+
+
 @pytest.fixture(params=["memory", "file"])
 def mark(request: pytest.FixtureRequest, tmp_path: Path) -> TimeMark:
     return InMemoryTimeMark() if request.param == "memory" else FileTimeMark(tmp_path / "last.mark")

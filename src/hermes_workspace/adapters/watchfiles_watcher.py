@@ -20,8 +20,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from hermes_workspace.domain.errors import MissingExtraError, WorkspaceError
+from hermes_workspace.logs import get_logger
 from hermes_workspace.domain.model import FileChange, Root
 from hermes_workspace.domain.ports import StopSignal
+
+log = get_logger("hermes_workspace.watch")
 
 DEFAULT_STEP_MS = 50
 """watchfiles' ``step``: a batch is handed over once no new event came for this long (its own
@@ -35,6 +38,10 @@ _CHECK_STOP_MS = 500
 """How often a watch thread with nothing to report looks at the stop flag (watchfiles'
 ``rust_timeout``); stopping takes at most about this long."""
 
+
+_RESTART_SECONDS = 1.0
+"""Pause before a watch is set up again after watchfiles ended it on a file name it cannot
+decode: a file of that name written without pause restarts it at most once a second."""
 
 _STARTUP_SECONDS = 0.2
 """Time given to the watch threads to set their watches up before the first (empty) batch:
@@ -121,17 +128,43 @@ class WatchfilesChangeFeed:
         from watchfiles import Change, watch
 
         kinds = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
-        try:
-            for changes in watch(*paths, watch_filter=None, debounce=self.group_ms, step=self.step_ms,
-                                 stop_event=halt, rust_timeout=_CHECK_STOP_MS, yield_on_timeout=False,
-                                 raise_interrupt=False, recursive=recursive, force_polling=self.force_polling,
-                                 poll_delay_ms=self.poll_delay_ms, ignore_permission_denied=True):
-                batch = [FileChange(Path(path), kinds[change]) for change, path in changes]  # type: ignore[arg-type]
-                if batch:
-                    inbox.put(batch)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            if not halt.is_set():
-                inbox.put(exc)
+        while not halt.is_set():
+            try:
+                for changes in watch(*paths, watch_filter=None, debounce=self.group_ms, step=self.step_ms,
+                                     stop_event=halt, rust_timeout=_CHECK_STOP_MS, yield_on_timeout=False,
+                                     raise_interrupt=False, recursive=recursive, force_polling=self.force_polling,
+                                     poll_delay_ms=self.poll_delay_ms, ignore_permission_denied=True):
+                    batch = [FileChange(Path(path), kinds[change]) for change, path in changes]  # type: ignore[arg-type]
+                    if batch:
+                        inbox.put(batch)
+                return
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                if halt.is_set():
+                    return
+                folder = _undecodable_event(exc, paths)
+                if folder is None:
+                    inbox.put(exc)
+                    return
+                # watchfiles ends its watch on an event for a file name that is not UTF-8 (it
+                # cannot hand the path over as str): watch again, and have the folder of that
+                # file walked, which takes the file and whatever changed meanwhile.
+                log.warning("a file name is not UTF-8: watching again, its folder is walked", folder=str(folder))
+                inbox.put([FileChange(folder, "modified")])
+                time.sleep(_RESTART_SECONDS)
+
+
+def _undecodable_event(exc: BaseException, paths: Sequence[str]) -> Path | None:
+    """For watchfiles' error on a file name that is not UTF-8 (``Unable to decode path "..." to
+    string``): the folder to walk instead, the file's folder when the message names it under one of
+    ``paths``, else the first watched path. ``None`` for any other error."""
+    text = str(exc)
+    if "decode path" not in text:
+        return None
+    start, end = text.find('"'), text.rfind('"')
+    named = Path(os.path.dirname(text[start + 1:end])) if 0 <= start < end else None
+    if named is not None and any(named == Path(p) or Path(p) in named.parents for p in paths):
+        return named
+    return Path(paths[0]) if paths else None
 
 
 class _Halt:
