@@ -229,6 +229,43 @@ def test_changed_roots_restart_the_feed_on_the_new_roots_with_a_full_run() -> No
     assert summary.config_reloads == 1 and summary.roots == [str(ROOT), str(new_root.path)]
 
 
+@pytest.mark.parametrize("edit", [{"profile": "code"}, {"extensions": (".py",)}, {"max_file_size": 10},
+                                  {"name": "renamed"}])
+def test_a_root_s_file_settings_edited_make_a_full_run_and_its_name_does_not(edit: dict[str, object]) -> None:
+    # Trial: a profile, extensions or size cap edited while watching waited for the reconcile.
+    import dataclasses
+
+    clock, runs = Clock(), Runs()
+    repo = Root(Path("/w/repo"), recursive=True, name="repo")
+    config = {"stamp": 1, "roots": [repo]}
+
+    def edit_config() -> list[FileChange]:
+        clock.now = 1005.0
+        config["stamp"] = 2
+        config["roots"] = [dataclasses.replace(repo, **edit)]
+        return []
+
+    feed = ScriptedChangeFeed([at(clock, 2.0), edit_config, at(clock, 6.0), at(clock, 7.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, roots=lambda: list(config["roots"]),
+                                config_stamp=lambda: config["stamp"])
+    use_case.execute(threading.Event())
+    expected = [] if "name" in edit else ["roots_changed"]
+    assert [b.reason for b in batches] == expected
+
+
+def test_a_marker_file_of_a_code_root_has_the_root_walked(tmp_path: Path) -> None:
+    # Trial: adding or removing package.json (or go.mod...) changed nothing until the reconcile.
+    clock, runs = Clock(), Runs()
+    repo = Root(tmp_path, recursive=True, profile="code")
+    feed = ScriptedChangeFeed([at(clock, 1.0, mod(tmp_path / "package.json")), at(clock, 2.0),
+                               at(clock, 3.0, mod(tmp_path / "sub" / "package.json")), at(clock, 4.0)])
+    use_case, _ = watcher(clock, runs, [], feed=feed, roots=lambda: [repo])
+    use_case.execute(threading.Event())
+    # The root is walked for a top-level marker only (the run folds the file into it).
+    assert [set(paths) for paths in runs.changed] == [{tmp_path, tmp_path / "package.json"},
+                                                      {tmp_path / "sub" / "package.json"}]
+
+
 def test_an_invalid_config_edit_keeps_the_roots() -> None:
     clock, runs = Clock(), Runs()
     calls = {"n": 0, "stamp": 1}

@@ -33,6 +33,7 @@ from hermes_workspace.domain.errors import (
 from hermes_workspace.domain.exclusions import VERSION_CONTROL_NAMES, excluded_path
 from hermes_workspace.domain.model import FileChange, IndexSummary, Root
 from hermes_workspace.domain.ports import ChangeFeed, StopSignal
+from hermes_workspace.domain.profiles import detect_markers, needs_top_level_names
 from hermes_workspace.logs import get_logger
 
 log = get_logger("hermes_workspace.watch")
@@ -259,6 +260,11 @@ class WatchWorkspace:
                 self._touched(now)
             elif verdict == "keep":
                 self._pending[change.path] = change.kind
+                root = self._root_of(change.path)
+                if root is not None and change.path.parent == root.path \
+                        and needs_top_level_names(root.profile, root.extensions) and detect_markers([change.path.name]):
+                    # A marker file (go.mod...) chooses which files of a code root are indexed.
+                    self._pending[root.path] = "modified"
                 if change.kind == "deleted" and any(change.path == root.path for root in self._roots):
                     # Its watch died with it; a folder made again under its name (even one that
                     # reuses the inode number) needs a new one.
@@ -327,8 +333,8 @@ class WatchWorkspace:
             log.warning("config.yaml is invalid: the watch keeps its roots", error=exc.message, hint=exc.hint)
             return False
         self._summary.config_reloads += 1
-        if [(r.path, r.recursive) for r in roots] == [(r.path, r.recursive) for r in self._roots]:
-            return False
+        if [_files_of(r) for r in roots] == [_files_of(r) for r in self._roots]:
+            return False  # e.g. a rename: the same files
         log.info("roots changed: watching the new ones", roots=[str(r.path) for r in roots])
         self._roots = roots
         self._summary.roots = [str(r.path) for r in roots]
@@ -446,6 +452,11 @@ class WatchWorkspace:
                  files_pruned=batch.summary.files_pruned, files_errored=batch.summary.files_errored)
         self.on_batch(batch)
 
+
+
+def _files_of(root: Root) -> tuple[object, ...]:
+    """What decides which files a root gives: a change of any of these needs a full run."""
+    return (root.path, root.recursive, root.profile, root.extensions, root.max_file_size)
 
 
 def _existing(roots: Sequence[Root]) -> frozenset[tuple[Path, tuple[int, int]]]:
