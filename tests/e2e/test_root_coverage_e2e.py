@@ -210,3 +210,20 @@ def test_an_index_of_changed_paths_keeps_every_root_s_counts(home: Path, corpus:
             "root": "notes", "state": "partial",
             "unsearched": {"unreadable": 1, "too_large": 0, "excluded": 1, "embedding_pending": 0}}]
 
+
+
+def test_a_root_written_through_a_symlink_keeps_its_name_on_every_hit(home: Path, tmp_path: Path) -> None:
+    # Trial: a hand-written root whose path is a link was indexed under the link's target, so
+    # hits had root_name null, `--root NAME` found nothing and scoping from inside it had no home.
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a.md").write_text("# A\n\nthe kakapo booms\n")
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    (home / "config.yaml").write_text(f"knowledgebase:\n  roots:\n    - path: {tmp_path / 'link'}\n"
+                                      "      name: linked\n      recursive: true\n")
+    with Workspace.open(home) as ws:
+        assert [r.path for r in ws.roots() if r.name == "linked"] == [real]  # canonical (seed 004)
+        ws.index()
+        hits = ws.search("kakapo", roots=["linked"])
+        assert [(h.path, h.root_name) for h in hits] == [(real / "a.md", "linked")]
+        assert ws.search("kakapo", cwd=tmp_path / "link").scope["home"] == "linked"

@@ -12,7 +12,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -483,8 +483,9 @@ class WorkspaceConfig:
         # home or base_dir, the added roots are checked among themselves).
         home = home if home is not None else base_dir
         primary = workspace_path or ((home / c.WORKSPACE_DIRNAME).absolute() if home is not None else None)
+        written = [written_root_path(item["path"], base_dir) for item in kb.get("roots") or ()]
         _check_overlaps(roots, primary if enabled else None,
-                        "workspace.path" if workspace_path is not None else "the primary workspace")
+                        "workspace.path" if workspace_path is not None else "the primary workspace", written)
 
         chunk_size = _int(chunking, "chunk_size", c.DEFAULT_CHUNK_SIZE, "knowledgebase.chunking.chunk_size")
         overlap = _int(chunking, "overlap", c.DEFAULT_OVERLAP, "knowledgebase.chunking.overlap")
@@ -540,15 +541,27 @@ class WorkspaceConfig:
         )
 
 
-def normalize_root_path(raw: str, base_dir: Path | None = None) -> Path:
-    """A path from config as the workspace uses it: ``~`` expanded, made absolute (a relative
-    path is taken from ``base_dir``, else the current directory), ``.`` and ``..`` folded;
-    symlinks are not resolved."""
+def written_root_path(raw: str, base_dir: Path | None = None) -> Path:
+    """A path from config as written, made absolute: ``~`` expanded, a relative path taken from
+    ``base_dir`` (else the current directory), ``.`` and ``..`` folded lexically, as a shell
+    would (``/data/../data/notes`` is ``/data/notes``); symlinks kept. What messages show."""
     path = Path(raw).expanduser()
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
-    # Lexically, as a shell would: `/data/../data/notes` and `/data/notes` are one root.
     return Path(os.path.normpath(path.absolute()))
+
+
+def normalize_root_path(raw: str, base_dir: Path | None = None) -> Path:
+    """A path from config as the workspace uses it: ``~`` expanded, made absolute (a relative
+    path is taken from ``base_dir``, else the current directory), ``.`` and ``..`` folded, and,
+    when it exists, its symlinks resolved (seed 004: existing roots are canonical folders, so a
+    root written through a link is the folder its files are indexed under, and keeps its name on
+    every hit); a missing one stays the normalized absolute path."""
+    normalized = written_root_path(raw, base_dir)
+    try:
+        return Path(os.path.realpath(normalized, strict=True))
+    except OSError:  # missing, or a link loop: reported when indexed
+        return normalized
 
 
 def _section(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:
@@ -1006,19 +1019,22 @@ def root_max_file_size(value: Any, where: str, error: type[WorkspaceError] = Con
     return size
 
 
-def _check_overlaps(roots: tuple[Root, ...], primary: Path | None, primary_label: str) -> None:
+def _check_overlaps(roots: tuple[Root, ...], primary: Path | None, primary_label: str,
+                    written: Sequence[Path] = ()) -> None:
     """Raise ConfigError when two roots index the same files (seed 004: duplicate and
     overlapping roots are errors, symlink aliases included; :func:`~hermes_workspace.domain.root_names.root_overlap`),
     naming both entries (``knowledgebase.roots[2]``; the primary workspace, always recursive,
     as ``primary_label``, when ``primary`` is given: it is indexed). Folders are compared with
-    symlinks resolved (``os.path.realpath``; a missing folder as written)."""
+    symlinks resolved (``os.path.realpath``; a missing folder as written); messages show each
+    entry's path as ``written`` (:func:`written_root_path`), when given."""
     entries: list[tuple[Root, Path]] = []
     labels: list[str] = []
     if primary is not None:
         entries.append((Root(path=primary, recursive=True, primary=True), Path(os.path.realpath(primary))))
         labels.append(primary_label)
     for i, root in enumerate(roots):
-        entries.append((root, Path(os.path.realpath(root.path))))
+        shown = replace(root, path=written[i]) if i < len(written) else root
+        entries.append((shown, Path(os.path.realpath(root.path))))
         labels.append(f"knowledgebase.roots[{i}]")
     found = first_overlap(entries)
     if found is None:
