@@ -483,7 +483,8 @@ class WorkspaceConfig:
         # home or base_dir, the added roots are checked among themselves).
         home = home if home is not None else base_dir
         primary = workspace_path or ((home / c.WORKSPACE_DIRNAME).absolute() if home is not None else None)
-        written = [written_root_path(item["path"], base_dir) for item in kb.get("roots") or ()]
+        written = [written_root_path(item if isinstance(item, str) else item["path"], base_dir)
+                   for item in kb.get("roots") or ()]  # entries _roots has checked: a path or {path: ...}
         _check_overlaps(roots, primary if enabled else None,
                         "workspace.path" if workspace_path is not None else "the primary workspace", written)
 
