@@ -43,10 +43,12 @@ _RESTART_SECONDS = 1.0
 """Pause before a watch is set up again after watchfiles ended it on a file name it cannot
 decode: a file of that name written without pause restarts it at most once a second."""
 
-_STARTUP_SECONDS = 0.2
+_STARTUP_SECONDS = 0.5
 """Time given to the watch threads to set their watches up before the first (empty) batch:
 watchfiles sets them up synchronously when its watch starts (a few milliseconds per thousand
-folders with inotify), but says nothing when it is done."""
+folders with inotify), but says nothing when it is done. 0.2 s was too short on a loaded
+machine (a test suite on 2 cores): a change right after the catch-up run was missed until the
+reconcile. Paid once per watch start or restart."""
 
 
 class WatchLimitError(WorkspaceError):
