@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import json
+from functools import partial
 import os
 import socket
 import subprocess
@@ -57,6 +58,31 @@ def kill_after(process: subprocess.Popen[Any], seconds: float) -> threading.Time
     return timer
 
 
+def rpc_send(process: subprocess.Popen[str], message: dict[str, Any]) -> None:
+    """Write one JSON-RPC message to a stdio server."""
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+
+
+def rpc_answer(process: subprocess.Popen[str], request_id: int) -> dict[str, Any]:
+    """The server's answer to ``request_id``; every stdout line before it must be a JSON-RPC message."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        message = json.loads(line)
+        if message.get("id") == request_id:
+            return message
+    raise AssertionError("the server closed stdout without answering")
+
+
+def rpc_initialize(process: subprocess.Popen[str]) -> dict[str, Any]:
+    """``initialize`` as request 1; its result."""
+    rpc_send(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                       "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "test", "version": "1"}}})
+    return rpc_answer(process, 1)["result"]
+
+
 def test_stdio_initialize_list_search_then_exit_on_eof(indexed_home: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "hermes_workspace", "mcp"],
@@ -66,22 +92,10 @@ def test_stdio_initialize_list_search_then_exit_on_eof(indexed_home: Path) -> No
     guard = kill_after(process, HANG_GUARD_SECONDS)
     assert process.stdin is not None and process.stdout is not None
 
-    def send(message: dict[str, Any]) -> None:
-        process.stdin.write(json.dumps(message) + "\n")  # type: ignore[union-attr]
-        process.stdin.flush()  # type: ignore[union-attr]
-
-    def answer(request_id: int) -> dict[str, Any]:
-        for line in process.stdout:  # type: ignore[union-attr]
-            message = json.loads(line)  # every stdout line must be a JSON-RPC message
-            if message.get("id") == request_id:
-                return message
-        raise AssertionError("the server closed stdout without answering")
+    send, answer = partial(rpc_send, process), partial(rpc_answer, process)
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "test", "version": "1"}}})
-        init = answer(1)["result"]
+        init = rpc_initialize(process)
         assert init["serverInfo"]["name"] == "hermes-workspace"
         assert "untrusted" in init["instructions"]
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})

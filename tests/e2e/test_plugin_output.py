@@ -11,9 +11,11 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from functools import partial
 
 import pytest
+
+from tests.e2e.test_mcp_transports import rpc_answer, rpc_initialize, rpc_send
 
 ROOT = Path(__file__).resolve().parents[2]
 HANG_GUARD_SECONDS = 120
@@ -84,22 +86,10 @@ def test_a_printing_plugin_leaves_the_mcp_stdio_wire_whole(loud_home: Path) -> N
     guard.start()
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
 
-    def send(message: dict[str, Any]) -> None:
-        process.stdin.write(json.dumps(message) + "\n")  # type: ignore[union-attr]
-        process.stdin.flush()  # type: ignore[union-attr]
-
-    def answer(request_id: int) -> dict[str, Any]:
-        for line in process.stdout:  # type: ignore[union-attr]
-            message = json.loads(line)
-            if message.get("id") == request_id:
-                return message
-        raise AssertionError("the server closed stdout without answering")
+    send, answer = partial(rpc_send, process), partial(rpc_answer, process)
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "test", "version": "1"}}})
-        answer(1)
+        rpc_initialize(process)
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "index", "arguments": {}}})
         assert answer(2)["result"]["isError"] is False

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from hermes_workspace.adapters.memory import InMemoryConfigRepository, InMemoryIndexStore
+from hermes_workspace.adapters.memory import InMemoryConfigRepository
 from hermes_workspace.adapters.yaml_config import YamlConfigRepository
 from hermes_workspace.application.roots import AddRoot, ListRoots, RenameRoot
 from hermes_workspace.application.search import SearchWorkspace
 from hermes_workspace.domain.config import WorkspaceConfig
 from hermes_workspace.domain.errors import ConfigError, UsageError
-from hermes_workspace.domain.model import Chunk, FileRecord, Root
+from hermes_workspace.domain.model import Root
 from hermes_workspace.domain.root_names import covering_root, default_root_name, name_roots
+from tests.unit.test_roots_and_search import _store_with
 
 
 def _names(config: WorkspaceConfig, home: Path) -> list[str | None]:
@@ -173,15 +174,6 @@ def test_a_bare_string_entry_becomes_a_mapping_only_when_named(tmp_path: Path) -
 # -- selection and root_name on hits -------------------------------------------------------------
 
 
-def _store(paths: list[str]) -> InMemoryIndexStore:
-    store = InMemoryIndexStore()
-    for p in paths:
-        text = f"deployment rollback notes {p}"  # distinct texts: copies would collapse into one hit
-        record = FileRecord(Path(p), Path("/"), "h", "s", len(text), 1, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")
-        store.replace_file(record, [Chunk(0, text, 0, len(text), 1, 1, 4, "text")])
-    return store
-
-
 ROOTS = [Root(Path("/ws"), recursive=True, primary=True, name="workspace"),
          Root(Path("/code/proj"), recursive=True, name="proj"),
          Root(Path("/other"), recursive=True, name="other"),
@@ -191,7 +183,7 @@ directly in it."""
 
 
 def test_roots_select_files_and_every_hit_names_its_root() -> None:
-    search = SearchWorkspace(store=_store(["/ws/a.md", "/code/proj/b.md", "/other/c.md", "/loose/d.md", "/code/e.md"]),
+    search = SearchWorkspace(store=_store_with(["/ws/a.md", "/code/proj/b.md", "/other/c.md", "/loose/d.md", "/code/e.md"]),
                              default_limit=10, roots=ROOTS)
     every = search.execute("deployment rollback")
     assert sorted((str(h.path), h.root_name) for h in every) == [
@@ -213,7 +205,7 @@ def test_roots_select_files_and_every_hit_names_its_root() -> None:
 
 
 def test_roots_and_path_must_both_hold() -> None:
-    search = SearchWorkspace(store=_store(["/ws/a.md", "/code/proj/b.md", "/other/c.md"]), default_limit=10,
+    search = SearchWorkspace(store=_store_with(["/ws/a.md", "/code/proj/b.md", "/other/c.md"]), default_limit=10,
                              roots=ROOTS)
     assert [str(h.path) for h in search.execute("rollback", roots=["workspace"], path="/ws/a")] == ["/ws/a.md"]
     assert [str(h.path) for h in search.execute("rollback", roots=["proj"], path="/code")] == ["/code/proj/b.md"]
@@ -222,7 +214,7 @@ def test_roots_and_path_must_both_hold() -> None:
 
 
 def test_an_unknown_root_name_is_a_usage_error_listing_the_names() -> None:
-    search = SearchWorkspace(store=_store(["/ws/a.md"]), default_limit=10, roots=ROOTS)
+    search = SearchWorkspace(store=_store_with(["/ws/a.md"]), default_limit=10, roots=ROOTS)
     with pytest.raises(UsageError) as info:
         search.execute("rollback", roots=["proj", "nope", "gone"])
     assert info.value.code == "usage_error" and info.value.exit_code == 2
