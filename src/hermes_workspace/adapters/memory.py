@@ -36,6 +36,7 @@ from hermes_workspace.domain.errors import (
     StoreError,
 )
 from hermes_workspace.domain.exclusions import excluded_path
+from hermes_workspace.domain.history import HistoryMatch, HostMessage, HostProject, HostSession, MessageChunk, SessionStat
 from hermes_workspace.domain.model import (
     ChangedScope,
     Chunk,
@@ -954,3 +955,216 @@ class InMemoryTimeMark:
         self._at = self._clock()
         self.touches += 1
         return True
+
+
+class InMemorySessionHistory:
+    """A :class:`~hermes_workspace.domain.ports.SessionHistory` over lists the test edits as the
+    host would: ``projects``, ``sessions`` (by id) and ``rows`` (messages, any order). ``reads``
+    counts :meth:`messages` calls; ``unavailable`` (an exception) is raised by every call while set."""
+
+    def __init__(
+        self,
+        projects: Iterable[HostProject] = (),
+        sessions: Iterable[HostSession] = (),
+        messages: Iterable[HostMessage] = (),
+        *,
+        name: str = "memory",
+    ) -> None:
+        self.project_rows: list[HostProject] = list(projects)
+        self.session_rows: dict[str, HostSession] = {s.id: s for s in sessions}
+        self.rows: list[HostMessage] = list(messages)
+        self.name = name
+        self.reads = 0
+        self.unavailable: Exception | None = None
+
+    def _check(self) -> None:
+        if self.unavailable is not None:
+            raise self.unavailable
+
+    @property
+    def signature(self) -> str:
+        return f"memory:{self.name}"
+
+    def projects(self) -> list[HostProject]:
+        self._check()
+        return list(self.project_rows)
+
+    def sessions(self) -> list[HostSession]:
+        self._check()
+        return list(self.session_rows.values())
+
+    def add(self, *messages: HostMessage) -> None:
+        """Append messages (the host writing)."""
+        self.rows.extend(messages)
+
+    def move(self, session_id: str, *, cwd: str | None, git_root: str | None = None,
+             project_id: str | None = None) -> None:
+        """Change a session's location (the host's ``workspace.move``)."""
+        self.session_rows[session_id] = replace(
+            self.session_rows[session_id], cwd=cwd, git_root=git_root, project_id=project_id)
+
+    def _of(self, session_id: str, roles: Sequence[str]) -> list[HostMessage]:
+        return sorted((m for m in self.rows if m.session_id == session_id and (not roles or m.role in roles)),
+                      key=lambda m: m.id)
+
+    def session_stats(self, roles: Sequence[str]) -> dict[str, SessionStat]:
+        self._check()
+        stats: dict[str, SessionStat] = {}
+        for session_id in sorted({m.session_id for m in self.rows}):
+            rows = self._of(session_id, roles)
+            if rows:
+                stats[session_id] = SessionStat(len(rows), max(m.id for m in rows), sum(len(m.content) for m in rows))
+        return stats
+
+    def messages(self, session_id: str, roles: Sequence[str]) -> list[HostMessage]:
+        self._check()
+        self.reads += 1
+        return self._of(session_id, roles)
+
+    def window(self, session_id: str, message_id: int, before: int, after: int) -> list[HostMessage]:
+        self._check()
+        rows = self._of(session_id, ())
+        earlier = [m for m in rows if m.id < message_id][-before:] if before > 0 else []
+        itself = [m for m in rows if m.id == message_id]
+        later = [m for m in rows if m.id > message_id][:after] if after > 0 else []
+        return earlier + itself + later
+
+    def close(self) -> None:
+        pass
+
+
+class InMemoryHistoryIndex:
+    """A :class:`~hermes_workspace.domain.ports.HistoryIndex` in dictionaries; term-frequency
+    ranking instead of BM25, exact cosine for vectors."""
+
+    def __init__(self) -> None:
+        self._source: str | None = None
+        self.stats: dict[str, SessionStat] = {}
+        self.chunks: dict[str, list[MessageChunk]] = {}
+        self.vectors: dict[tuple[str, int, int], tuple[str, str, Vector | None]] = {}
+
+    @property
+    def source(self) -> str | None:
+        return self._source
+
+    def reset(self, source: str) -> None:
+        self._source = source
+        self.stats.clear()
+        self.chunks.clear()
+        self.vectors.clear()
+
+    def session_stats(self) -> dict[str, SessionStat]:
+        return dict(self.stats)
+
+    def replace_session(self, session_id: str, stat: SessionStat, chunks: Sequence[MessageChunk]) -> None:
+        kept = {(c.message_id, c.offset, c.content_hash) for c in chunks}
+        for key in [k for k, (_, h, _) in self.vectors.items() if k[0] == session_id]:
+            if (key[1], key[2], self.vectors[key][1]) not in kept:
+                del self.vectors[key]
+        self.stats[session_id] = stat
+        self.chunks[session_id] = list(chunks)
+
+    def delete_sessions(self, session_ids: Iterable[str]) -> int:
+        removed = 0
+        for session_id in set(session_ids):
+            if session_id in self.stats or session_id in self.chunks:
+                removed += 1
+            self.stats.pop(session_id, None)
+            self.chunks.pop(session_id, None)
+            for key in [k for k in self.vectors if k[0] == session_id]:
+                del self.vectors[key]
+        return removed
+
+    def _scoped(self, session_ids: Sequence[str]) -> list[MessageChunk]:
+        wanted = set(session_ids)
+        return [c for s, chunks in self.chunks.items() if s in wanted for c in chunks]
+
+    def keyword_search(self, query: Query, session_ids: Sequence[str], limit: int) -> list[HistoryMatch]:
+        if query.is_empty or not session_ids:
+            return []
+        docs = [(c, _search_words(c.content)) for c in self._scoped(session_ids)]
+        n = len(docs) or 1
+        scored: list[tuple[float, MessageChunk]] = []
+        for chunk, words in docs:
+            score = 0.0
+            for group in query.groups:
+                parts = [w for p in (group.parts if isinstance(group, Compound) else (group,)) for w in _search_words(p)]
+                if not parts or not all(p in words for p in parts):
+                    continue
+                for p in parts:
+                    df = sum(1 for _, w in docs if p in w)
+                    score += words.count(p) * math.log(1 + n / df)
+            if score > 0:
+                scored.append((score, chunk))
+        scored.sort(key=lambda item: (-item[0], item[1].key))
+        return [_history_match(c, s) for s, c in scored[: max(1, limit)]]
+
+    def pending(self, signature: str, session_ids: Sequence[str], limit: int) -> list[MessageChunk]:
+        out = []
+        for chunk in sorted(self._scoped(session_ids), key=lambda c: c.key):
+            stored = self.vectors.get(chunk.key)
+            if stored is None or stored[0] != signature or stored[1] != chunk.content_hash:
+                out.append(chunk)
+            if len(out) >= limit:
+                break
+        return out
+
+    def add_vectors(self, signature: str, items: Sequence[tuple[MessageChunk, Vector | None]]) -> None:
+        for key in [k for k, (sig, _, _) in self.vectors.items() if sig != signature]:
+            del self.vectors[key]
+        lengths = {len(v) for _, v in items if v is not None} | {
+            len(v) for _, _, v in self.vectors.values() if v is not None}
+        if len(lengths) > 1:
+            raise StoreError(f"vectors of one model differ in length: {sorted(lengths)}")
+        for chunk, vector in items:
+            self.vectors[chunk.key] = (signature, chunk.content_hash, vector)
+
+    def vector_search(self, signature: str, vector: Vector, session_ids: Sequence[str], limit: int) -> list[HistoryMatch]:
+        scored = []
+        for chunk in self._scoped(session_ids):
+            stored = self.vectors.get(chunk.key)
+            if stored is None or stored[0] != signature or stored[2] is None:
+                continue
+            scored.append((sum(a * b for a, b in zip(vector, stored[2])), chunk))
+        scored.sort(key=lambda item: (-item[0], item[1].key))
+        return [_history_match(c, s) for s, c in scored[: max(1, limit)]]
+
+    def vector_counts(self, signature: str, session_ids: Sequence[str]) -> tuple[int, int]:
+        chunks = self._scoped(session_ids)
+        done = sum(1 for c in chunks if (v := self.vectors.get(c.key)) is not None and v[0] == signature)
+        return done, len(chunks)
+
+    def counts(self) -> dict[str, int]:
+        chunks = [c for cs in self.chunks.values() for c in cs]
+        return {"sessions": len(self.stats), "messages": len({(c.session_id, c.message_id) for c in chunks}),
+                "chunks": len(chunks), "vectors": sum(1 for v in self.vectors.values() if v[2] is not None)}
+
+    def close(self) -> None:
+        pass
+
+
+def _history_match(chunk: MessageChunk, score: float) -> HistoryMatch:
+    return HistoryMatch(chunk.session_id, chunk.message_id, chunk.offset, chunk.content, score,
+                        chunk.role, chunk.timestamp)
+
+
+class InMemoryConsentStore:
+    """A :class:`~hermes_workspace.domain.ports.ConsentStore` in a dictionary."""
+
+    def __init__(self) -> None:
+        self.records: dict[tuple[str, str], str] = {}
+
+    def granted(self, service: str, project_id: str) -> bool:
+        return (service, project_id) in self.records
+
+    def grant(self, service: str, project_id: str) -> None:
+        self.records[(service, project_id)] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+    def revoke(self, service: str, project_id: str | None = None) -> int:
+        keys = [k for k in self.records if k[0] == service and (project_id is None or k[1] == project_id)]
+        for key in keys:
+            del self.records[key]
+        return len(keys)
+
+    def consents(self) -> list[tuple[str, str, str]]:
+        return sorted((s, p, at) for (s, p), at in self.records.items())

@@ -233,6 +233,18 @@ class ConsentRequiredError(WorkspaceError):
     )
 
 
+class HistoryUnavailableError(WorkspaceError):
+    """The host's session store cannot be read: missing, unreadable, not a SQLite database, or
+    lacking a configured table or column (EX_NOINPUT). Nothing was written to it."""
+
+    code = "history_unavailable"
+    exit_code = 66
+    default_hint = (
+        "Set knowledgebase.history.database (and projects_database) in config.yaml to the host's "
+        "session store, and knowledgebase.history.schema to its table and column names."
+    )
+
+
 class RerankTimeoutError(WorkspaceError):
     """A reranker did not finish by its deadline; the fused order is kept."""
 

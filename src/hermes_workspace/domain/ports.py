@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from hermes_workspace.domain.catalog import DoctorCheck, Tombstone
 from hermes_workspace.domain.config import WorkspaceConfig
+from hermes_workspace.domain.history import HistoryMatch, HostMessage, HostProject, HostSession, MessageChunk, SessionStat
 from hermes_workspace.domain.model import (
     ChangedScope,
     Chunk,
@@ -674,4 +675,144 @@ class TimeMark(Protocol):
 
     def touch(self) -> bool:
         """Set the mark to now; False when it cannot be written (read-only folder). Never raises."""
+        ...
+
+
+@runtime_checkable
+class SessionHistory(Protocol):
+    """A read-only view of another application's session store (issue 13, seed 003): its
+    projects, sessions and messages. Implementations never write to the host's files: opened
+    read-only, they leave the store's bytes and modification time unchanged, even while the host
+    writes to it. Plugins of the ``histories`` category provide it.
+
+    Every method may raise ``HistoryUnavailableError`` (the store is missing, unreadable, or
+    lacks a configured table or column; the message names it and the hint the setting).
+    """
+
+    @property
+    def signature(self) -> str:
+        """The store's identity and the schema read (database path, table and column names):
+        our derived index is rebuilt when it changes."""
+        ...
+
+    def projects(self) -> list[HostProject]:
+        """The host's registered projects with their folders (``[]`` when it keeps no registry)."""
+        ...
+
+    def sessions(self) -> list[HostSession]:
+        """Every session row, as the host holds it now (attribution is decided from these at
+        query time)."""
+        ...
+
+    def session_stats(self, roles: Sequence[str]) -> dict[str, SessionStat]:
+        """The fingerprint of each session's messages of ``roles`` (every role when empty), by
+        session id; sessions without such messages are absent. One aggregate query: this is what
+        every search runs to pick up new messages."""
+        ...
+
+    def messages(self, session_id: str, roles: Sequence[str]) -> list[HostMessage]:
+        """The messages of ``roles`` (every role when empty) of one session, by increasing id."""
+        ...
+
+    def window(self, session_id: str, message_id: int, before: int, after: int) -> list[HostMessage]:
+        """Up to ``before`` messages preceding ``message_id`` in its session, the message itself
+        when it still exists, and up to ``after`` following, by increasing id, any role."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class HistoryIndex(Protocol):
+    """Our own index of a session store's messages (never in the host's files): message chunks
+    with a keyword index, and vectors keyed by session id, message id, chunk offset, content hash
+    and model signature. Filters by session are applied before every top-k cut."""
+
+    @property
+    def source(self) -> str | None:
+        """The :attr:`SessionHistory.signature` the index was built from (``None`` when empty)."""
+        ...
+
+    def reset(self, source: str) -> None:
+        """Drop everything and record ``source`` as what the index is built from."""
+        ...
+
+    def session_stats(self) -> dict[str, SessionStat]:
+        """The fingerprint each indexed session had when it was last indexed."""
+        ...
+
+    def replace_session(self, session_id: str, stat: SessionStat, chunks: Sequence[MessageChunk]) -> None:
+        """Replace one session's chunks, in one transaction. Vectors of a chunk whose
+        ``(message_id, offset, content_hash)`` is unchanged are kept; the others go.
+
+        Raises:
+            StoreError: the database failed (disk full, unwritable).
+        """
+        ...
+
+    def delete_sessions(self, session_ids: Iterable[str]) -> int:
+        """Remove these sessions' chunks and vectors; returns how many sessions were indexed."""
+        ...
+
+    def keyword_search(self, query: Query, session_ids: Sequence[str], limit: int) -> list[HistoryMatch]:
+        """BM25 over the chunks of ``session_ids`` only (the filter is applied before the top
+        ``limit`` cut), best first; ``score`` is the negated BM25 (higher is better). Empty for
+        an empty query or no session."""
+        ...
+
+    def pending(self, signature: str, session_ids: Sequence[str], limit: int) -> list[MessageChunk]:
+        """Up to ``limit`` chunks of ``session_ids`` with no vector of ``signature`` and not marked
+        unreadable by it, in a stable order."""
+        ...
+
+    def add_vectors(self, signature: str, items: Sequence[tuple[MessageChunk, Vector | None]]) -> None:
+        """Store each chunk's vector for ``signature`` in one transaction (``None``: the model
+        cannot read it; it is not pending again). Vectors of any other signature are dropped.
+
+        Raises:
+            StoreError: the database failed, or vectors of one signature differ in length.
+        """
+        ...
+
+    def vector_search(self, signature: str, vector: Vector, session_ids: Sequence[str], limit: int) -> list[HistoryMatch]:
+        """The ``limit`` chunks of ``session_ids`` whose ``signature`` vectors are nearest to
+        ``vector`` (cosine; exact, the filter applied first), best first; ``score`` is the cosine
+        similarity."""
+        ...
+
+    def vector_counts(self, signature: str, session_ids: Sequence[str]) -> tuple[int, int]:
+        """``(done, total)``: chunks of ``session_ids`` that have a ``signature`` vector or are
+        marked unreadable by it, and all their chunks."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """``{"sessions", "messages", "chunks", "vectors"}`` over the whole index."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class ConsentStore(Protocol):
+    """The user's recorded consents to send project history to a remote embedding service
+    (seed 003 section 5): one per ``(service, project id)``; a new service or project asks again."""
+
+    def granted(self, service: str, project_id: str) -> bool:
+        """True when the user agreed to send ``project_id``'s history to ``service``."""
+        ...
+
+    def grant(self, service: str, project_id: str) -> None:
+        """Record the user's consent. Raises ``ConfigWriteError`` when it cannot be saved."""
+        ...
+
+    def revoke(self, service: str, project_id: str | None = None) -> int:
+        """Forget the consents of ``service`` (for one project, or all); returns how many."""
+        ...
+
+    def consents(self) -> list[tuple[str, str, str]]:
+        """Every recorded ``(service, project_id, granted_at)`` (ISO-8601 UTC)."""
         ...
