@@ -26,6 +26,14 @@ from hermes_workspace.domain.conversion import (
 )
 from hermes_workspace.domain.errors import ConfigError, WorkspaceError
 from hermes_workspace.domain.filetypes import kind_for_path
+from hermes_workspace.domain.history import (
+    DEFAULT_CONTEXT_MESSAGES,
+    DEFAULT_HISTORY_CHUNK_WORDS,
+    DEFAULT_ROLES,
+    MAX_CONTEXT_MESSAGES,
+    HistorySchema,
+    history_schema,
+)
 from hermes_workspace.domain.model import Root
 from hermes_workspace.domain.profiles import PROFILES, extension_problem, normalize_extensions
 from hermes_workspace.domain.root_names import PRIMARY_ROOT_NAME, first_overlap, name_roots, root_name_problem
@@ -342,6 +350,30 @@ class AutoIndexConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryConfig:
+    """``knowledgebase.history`` (issue 13, seed 003): the host session store searched by
+    ``history search``. ``provider``: the ``histories`` plugin reading it (built in:
+    ``hermes-state``); ``database``/``projects_database``: its files (``None``: ``HERMES_HOME/state.db``
+    and ``HERMES_HOME/projects.db``, the host's own defaults; relative paths are from the config
+    file's folder); ``roles`` indexed; ``semantic``: use ``knowledgebase.embedder`` for the
+    semantic side (a remote one only with the consent recorded per project); ``context_messages``
+    neighbours on each side of a hit; ``max_tokens`` the default response budget (o200k tokens);
+    ``limit`` hits by default; ``chunk_size`` words per indexed part of a long message;
+    ``schema`` the host's table and column names."""
+
+    provider: str = "hermes-state"
+    database: Path | None = None
+    projects_database: Path | None = None
+    roles: tuple[str, ...] = DEFAULT_ROLES
+    semantic: bool = True
+    context_messages: int = DEFAULT_CONTEXT_MESSAGES
+    max_tokens: int = 3200
+    limit: int = 10
+    chunk_size: int = DEFAULT_HISTORY_CHUNK_WORDS
+    schema: HistorySchema = field(default_factory=HistorySchema)
+
+
+@dataclass(frozen=True, slots=True)
 class WorkspaceConfig:
     """The validated configuration.
 
@@ -367,6 +399,7 @@ class WorkspaceConfig:
     storage: StorageConfig = field(default_factory=StorageConfig)
     watch: WatchConfig = field(default_factory=WatchConfig)
     auto_index: AutoIndexConfig = field(default_factory=AutoIndexConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
     chunkers: ChunkerRoutes = field(default_factory=ChunkerRoutes)
     store: str = DEFAULT_STORE
     source: str = DEFAULT_SOURCE
@@ -527,6 +560,7 @@ class WorkspaceConfig:
             storage=_storage(_section(kb, "storage", prefix="knowledgebase.")),
             watch=_watch(_section(kb, "watch", prefix="knowledgebase.")),
             auto_index=_auto_index(kb.get("auto_index")),
+            history=_history(_section(kb, "history", prefix="knowledgebase."), base_dir),
             converters=_converters(_section(kb, "converters", prefix="knowledgebase.")),
             enabled=enabled,
             workspace_path=workspace_path,
@@ -636,9 +670,14 @@ _SECTION_KEYS: dict[str, frozenset[str]] = {
     "workspace": frozenset({"enabled", "path", "name"}),
     "knowledgebase": frozenset(
         {"roots", "chunking", "indexing", "search", "embedder", "retriever", "reranker", "retrieval_mode", "injection",
-         "handles", "chunkers", "store", "source", "plugins", "converters", "storage", "watch", "auto_index"}
+         "handles", "chunkers", "store", "source", "plugins", "converters", "storage", "watch", "auto_index",
+         "history"}
     ),
     "knowledgebase.storage": frozenset({"max_size", "min_free_disk"}),
+    "knowledgebase.history": frozenset(
+        {"provider", "database", "projects_database", "roles", "semantic", "context_messages", "max_tokens", "limit",
+         "chunk_size", "schema"}
+    ),
     "knowledgebase.store": frozenset({"provider"}),
     "knowledgebase.source": frozenset({"provider"}),
     "knowledgebase.handles": frozenset({"ttl_hours", "max_sets"}),
@@ -829,6 +868,54 @@ def _watch(data: Mapping[str, Any]) -> WatchConfig:
         raise ConfigError(f"{p}reconcile_minutes must be >= 0 and <= {MAX_RECONCILE_MINUTES:g}, got {reconcile}",
                           hint=f"0 turns the periodic full run off; the default is {DEFAULT_RECONCILE_MINUTES:g}.")
     return WatchConfig(debounce_ms=debounce_ms, reconcile_minutes=float(reconcile))
+
+
+def _history_path(data: Mapping[str, Any], key: str, base_dir: Path | None) -> Path | None:
+    raw = data.get(key)
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str):
+        raise ConfigError(f"knowledgebase.history.{key} must be a file path, got {raw!r}")
+    path = Path(raw).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    return Path(os.path.abspath(path))
+
+
+def _history(data: Mapping[str, Any], base_dir: Path | None) -> HistoryConfig:
+    p = "knowledgebase.history."
+    _check_keys(data, "knowledgebase.history")
+    roles = data.get("roles", list(DEFAULT_ROLES))
+    if isinstance(roles, str):
+        roles = [roles]
+    if not isinstance(roles, (list, tuple)) or not all(isinstance(r, str) and r.strip() for r in roles):
+        raise ConfigError(f"{p}roles must be a list of message roles, got {roles!r}",
+                          hint="For example: roles: [user, assistant]. An empty list indexes every role.")
+    context = _int(data, "context_messages", DEFAULT_CONTEXT_MESSAGES, p + "context_messages")
+    max_tokens = _int(data, "max_tokens", 3200, p + "max_tokens")
+    limit = _int(data, "limit", 10, p + "limit")
+    chunk_size = _int(data, "chunk_size", DEFAULT_HISTORY_CHUNK_WORDS, p + "chunk_size")
+    if not 0 <= context <= MAX_CONTEXT_MESSAGES:
+        raise ConfigError(f"{p}context_messages must be >= 0 and <= {MAX_CONTEXT_MESSAGES}, got {context}")
+    if not 100 <= max_tokens <= 1_000_000:
+        raise ConfigError(f"{p}max_tokens must be >= 100 and <= 1000000, got {max_tokens}")
+    if not 1 <= limit <= MAX_DEFAULT_LIMIT:
+        raise ConfigError(f"{p}limit must be >= 1 and <= {MAX_DEFAULT_LIMIT}, got {limit}")
+    if not 20 <= chunk_size <= MAX_CHUNK_SIZE:
+        raise ConfigError(f"{p}chunk_size must be >= 20 and <= {MAX_CHUNK_SIZE}, got {chunk_size}",
+                          hint=f"It counts words; the default is {DEFAULT_HISTORY_CHUNK_WORDS}.")
+    return HistoryConfig(
+        provider=_plugin_name(data, "provider", "hermes-state", p + "provider"),
+        database=_history_path(data, "database", base_dir),
+        projects_database=_history_path(data, "projects_database", base_dir),
+        roles=tuple(dict.fromkeys(r.strip() for r in roles)),
+        semantic=_bool(data, "semantic", True, p + "semantic"),
+        context_messages=context,
+        max_tokens=max_tokens,
+        limit=limit,
+        chunk_size=chunk_size,
+        schema=history_schema(data.get("schema"), p + "schema"),
+    )
 
 
 def _auto_index(value: Any) -> AutoIndexConfig:

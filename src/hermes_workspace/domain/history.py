@@ -395,19 +395,24 @@ OPTIONAL_COLUMNS = {
 }
 
 
+def _pairs(table: str) -> tuple[tuple[str, str | None], ...]:
+    return tuple(SCHEMA_DEFAULTS[table].items())
+
+
 @dataclass(frozen=True, slots=True)
 class HistorySchema:
-    """The host's table and column names (:data:`SCHEMA_DEFAULTS`), one mapping per table."""
+    """The host's table and column names (:data:`SCHEMA_DEFAULTS`), one ``(field, name)`` tuple
+    per table (tuples keep the config hashable); read them with :meth:`table`."""
 
-    sessions: Mapping[str, str | None] = field(default_factory=lambda: dict(SCHEMA_DEFAULTS["sessions"]))
-    messages: Mapping[str, str | None] = field(default_factory=lambda: dict(SCHEMA_DEFAULTS["messages"]))
-    projects: Mapping[str, str | None] = field(default_factory=lambda: dict(SCHEMA_DEFAULTS["projects"]))
-    project_folders: Mapping[str, str | None] = field(
-        default_factory=lambda: dict(SCHEMA_DEFAULTS["project_folders"]))
+    sessions: tuple[tuple[str, str | None], ...] = _pairs("sessions")
+    messages: tuple[tuple[str, str | None], ...] = _pairs("messages")
+    projects: tuple[tuple[str, str | None], ...] = _pairs("projects")
+    project_folders: tuple[tuple[str, str | None], ...] = _pairs("project_folders")
 
-    def table(self, name: str) -> Mapping[str, str | None]:
-        """The mapping of one table (``sessions``, ``messages``, ``projects``, ``project_folders``)."""
-        return getattr(self, name)
+    def table(self, name: str) -> dict[str, str | None]:
+        """The ``field -> name`` mapping of one table (``sessions``, ``messages``, ``projects``,
+        ``project_folders``); ``None`` for an optional column the host does not have."""
+        return dict(getattr(self, name))
 
     def signature(self) -> str:
         """A stable text of every name, for our index's identity."""
@@ -454,4 +459,4 @@ def history_schema(value: Any, prefix: str = "knowledgebase.history.schema") -> 
     if unknown_tables:
         raise ConfigError(f"{prefix}: unknown table {unknown_tables[0]!r}",
                           hint=f"The tables are: {', '.join(SCHEMA_DEFAULTS)}.")
-    return HistorySchema(**tables)
+    return HistorySchema(**{t: tuple(names.items()) for t, names in tables.items()})
