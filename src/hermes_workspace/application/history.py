@@ -1,0 +1,671 @@
+"""Project-history recall (issue 13, seed 003): keep our index of a host's session store up to
+date, and search one project's history by keywords, vectors or both.
+
+Two use cases: :class:`SyncHistory` (pick up new, changed and deleted messages; run before each
+search and by ``history index``) and :class:`SearchProjectHistory` (``project_history_search``).
+Attribution is decided at query time from the host's rows (:mod:`hermes_workspace.domain.history`),
+so the index holds sessions and messages, never projects.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hermes_workspace.domain.errors import ConsentRequiredError, EmbedderUnavailableError, UsageError, WorkspaceError
+from hermes_workspace.domain.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from hermes_workspace.domain.history import (
+    AUTO_PREFIX,
+    DEFAULT_CONTEXT_MESSAGES,
+    DEFAULT_NEIGHBOUR_CHARS,
+    DEFAULT_SNIPPET_CHARS,
+    HISTORY_MODES,
+    HOME_REASONS,
+    HOME_UNKNOWN_SESSION,
+    MAX_CONTEXT_MESSAGES,
+    HistoryMatch,
+    HostMessage,
+    HostSession,
+    MessageChunk,
+    ProjectFolders,
+    ProjectScope,
+    SessionStat,
+    attribute,
+    auto_scope,
+    content_hash,
+    excerpt,
+    explicit_scope,
+    session_link,
+    session_scope,
+    sessions_in_scope,
+    timestamp_text,
+)
+from hermes_workspace.domain.ports import Chunker, ConsentStore, Embedder, HistoryIndex, SessionHistory, TokenCounter
+from hermes_workspace.domain.query import parse_query, split_words
+from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, SemanticStatus
+
+CANDIDATES_PER_SIDE = 40
+"""Chunks taken from each side before fusion (the workspace retriever's ``sparse_top_k`` /
+``dense_top_k`` default)."""
+
+EMBED_BATCH = 64
+"""Chunks embedded per embedder call during a search's catch-up."""
+
+DEFAULT_EMBED_SECONDS = 5.0
+"""How long a search spends embedding its project's new chunks before it answers; the rest is
+embedded by the next searches or ``history index`` (``semantic_status: partial`` until then)."""
+
+_PART_PATH = Path("message.txt")
+
+
+def message_chunks(message: HostMessage, chunker: Chunker, chunk_words: int) -> list[MessageChunk]:
+    """The indexed parts of one message: the whole message (stripped of surrounding blank space)
+    when it has at most ``chunk_words`` words, else the chunker's parts (a long message: a pasted
+    log, a plan). Each part satisfies ``content == message.content[offset:offset + len(content)]``;
+    an empty message has none.
+
+    Raises:
+        Exception: whatever the chunker raises (the caller keeps the message as one part).
+    """
+    text = message.content or ""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if len(split_words(stripped)) <= chunk_words:
+        offset = text.index(stripped)
+        return [MessageChunk(message.session_id, message.id, offset, stripped, content_hash(stripped),
+                             message.role, message.timestamp)]
+    parts = []
+    for chunk in chunker.chunk(text, _PART_PATH):
+        if chunk.content.strip():
+            parts.append(MessageChunk(message.session_id, message.id, chunk.start_char, chunk.content,
+                                      content_hash(chunk.content), message.role, message.timestamp))
+    return parts
+
+
+@dataclass(slots=True)
+class SyncReport:
+    """What one :class:`SyncHistory` run did: ``sessions`` re-read, ``removed`` (sessions gone
+    from the host), ``messages`` and ``chunks`` written, ``rebuilt`` (the index was reset because
+    the store, schema, roles or chunking changed) and ``seconds`` taken."""
+
+    sessions: int = 0
+    removed: int = 0
+    messages: int = 0
+    chunks: int = 0
+    rebuilt: bool = False
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as a JSON object (the field names)."""
+        return {"sessions": self.sessions, "removed": self.removed, "messages": self.messages,
+                "chunks": self.chunks, "rebuilt": self.rebuilt, "seconds": round(self.seconds, 3)}
+
+
+class SyncHistory:
+    """Bring our :class:`HistoryIndex` up to date with the host's messages of ``roles``.
+
+    Each run compares the host's per-session fingerprints (:class:`SessionStat`, one aggregate
+    query) with the ones recorded; a session whose fingerprint changed is re-read whole and its
+    chunks replaced (unchanged chunks keep their vectors); a session gone from the host is
+    removed. ``full`` re-reads every session (an edit that kept a message's length).
+    """
+
+    def __init__(self, history: SessionHistory, index: HistoryIndex, chunker: Chunker, *,
+                 roles: Sequence[str], chunk_words: int) -> None:
+        self.history = history
+        self.index = index
+        self.chunker = chunker
+        self.roles = tuple(roles)
+        self.chunk_words = chunk_words
+
+    def source(self) -> str:
+        """What the index is built from: the store, the roles and the chunking."""
+        return (f"{self.history.signature}|roles={','.join(self.roles)}|words={self.chunk_words}"
+                f"|chunker={self.chunker.signature}")
+
+    def execute(self, *, full: bool = False) -> SyncReport:
+        """Run one sync.
+
+        Raises:
+            HistoryUnavailableError: the host store cannot be read.
+            StoreError: our index cannot be written.
+        """
+        started = time.monotonic()
+        report = SyncReport()
+        source = self.source()
+        if self.index.source != source:
+            self.index.reset(source)
+            report.rebuilt = True
+        host = self.history.session_stats(self.roles)
+        ours = self.index.session_stats()
+        for session_id in sorted(host):
+            if not full and ours.get(session_id) == host[session_id]:
+                continue
+            messages = self.history.messages(session_id, self.roles)
+            chunks = [part for message in messages for part in self._parts(message)]
+            # The fingerprint of what was read, not of the aggregate: messages the host wrote in
+            # between are then seen as a change by the next run.
+            stat = SessionStat(len(messages), max((m.id for m in messages), default=0),
+                               sum(len(m.content or "") for m in messages))
+            self.index.replace_session(session_id, stat, chunks)
+            report.sessions += 1
+            report.messages += len(messages)
+            report.chunks += len(chunks)
+        gone = [session_id for session_id in ours if session_id not in host]
+        if gone:
+            report.removed = self.index.delete_sessions(gone)
+        report.seconds = time.monotonic() - started
+        return report
+
+    def _parts(self, message: HostMessage) -> list[MessageChunk]:
+        try:
+            return message_chunks(message, self.chunker, self.chunk_words)
+        except Exception:  # noqa: BLE001 - one message the chunker cannot cut is indexed whole
+            text = (message.content or "").strip()
+            if not text:
+                return []
+            return [MessageChunk(message.session_id, message.id, (message.content or "").index(text), text,
+                                 content_hash(text), message.role, message.timestamp)]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRequest:
+    """One ``project_history_search``: ``query`` (free text), ``mode`` (:data:`HISTORY_MODES`),
+    where it is asked from (``session_id``: the conversation's session in the host; else
+    ``project``: a project id, name or ``git:<root>``; else ``cwd``: a folder), ``limit`` hits,
+    ``context_messages`` neighbours on each side (``None``: the configured number), ``max_tokens``
+    budget of the whole response (o200k tokens; ``None``: the configured one), ``sync`` (pick up
+    new messages first)."""
+
+    query: str
+    mode: str = "hybrid"
+    session_id: str | None = None
+    project: str | None = None
+    cwd: Path | None = None
+    limit: int | None = None
+    context_messages: int | None = None
+    max_tokens: int | None = None
+    sync: bool = True
+
+
+@dataclass(slots=True)
+class HistoryResult:
+    """One hit: a message of the project's history (seed 003 section 4.3)."""
+
+    session_id: str
+    title: str | None
+    message_id: int
+    role: str
+    snippet: str
+    score_source: str
+    when: str | None
+    score: float
+    before: list[dict[str, Any]] = field(default_factory=list)
+    after: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Seed 003's fields (``session_id, link, title, message_id, snippet, score_source,
+        when``) plus ``role``, ``score`` (fused RRF score) and ``context`` (``before``/``after``:
+        neighbouring messages, each ``{message_id, role, when, text}``)."""
+        return {
+            "session_id": self.session_id,
+            "link": session_link(self.session_id),
+            "title": self.title,
+            "message_id": self.message_id,
+            "role": self.role,
+            "snippet": self.snippet,
+            "score_source": self.score_source,
+            "when": self.when,
+            "score": round(self.score, 6),
+            "context": {"before": self.before, "after": self.after},
+        }
+
+
+@dataclass(slots=True)
+class HistorySearchResult:
+    """The answer of :class:`SearchProjectHistory` (seed 003 section 4.3): ``mode`` used,
+    ``project``, ``results``, ``sessions_in_scope``, ``semantic_status``, plus ``query``,
+    ``notes`` (fallbacks, budget cuts), ``consent`` (what a remote embedding would send, when
+    ``semantic_status`` is ``consent_required``), ``tokens``/``max_tokens`` (the budget),
+    ``omitted`` (hits left out by the budget) and ``sync`` (what was picked up first)."""
+
+    query: str
+    mode: str
+    project: ProjectScope
+    results: list[HistoryResult]
+    sessions_in_scope: int
+    semantic_status: SemanticStatus
+    notes: list[str] = field(default_factory=list)
+    message: str | None = None
+    consent: dict[str, Any] | None = None
+    tokens: int = 0
+    max_tokens: int = 0
+    omitted: int = 0
+    sync: SyncReport | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The response object; ``message`` only for an empty Home result, ``consent`` only when
+        asked for."""
+        data: dict[str, Any] = {
+            "success": True,
+            "query": self.query,
+            "mode": self.mode,
+            "project": self.project.to_json(),
+            "results": [r.to_json() for r in self.results],
+            "sessions_in_scope": self.sessions_in_scope,
+            "semantic_status": self.semantic_status,
+            "tokens": self.tokens,
+            "max_tokens": self.max_tokens,
+            "omitted": self.omitted,
+            "notes": list(self.notes),
+        }
+        if self.message is not None:
+            data["message"] = self.message
+        if self.consent is not None:
+            data["consent"] = self.consent
+        if self.sync is not None:
+            data["sync"] = self.sync.to_json()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class HistorySettings:
+    """The defaults of a search (``knowledgebase.history``): ``limit``, ``context_messages``,
+    ``max_tokens``, ``semantic`` (use the embedder at all), ``remote_service`` (the service a
+    remote embedder sends text to; ``None`` for a local model: no consent needed) and
+    ``embed_seconds`` (catch-up embedding per search)."""
+
+    limit: int = 10
+    context_messages: int = DEFAULT_CONTEXT_MESSAGES
+    max_tokens: int = 3200
+    semantic: bool = True
+    remote_service: str | None = None
+    embed_seconds: float = DEFAULT_EMBED_SECONDS
+
+
+def resolve_scope(
+    history: SessionHistory,
+    folders: ProjectFolders,
+    sessions: Sequence[HostSession],
+    request: HistoryRequest,
+    git_root: Callable[[Path], Path | None],
+) -> ProjectScope:
+    """The project ``request`` is asked from: its session's attribution, the named project, or
+    the attribution of its folder (the folder's git repository found on disk by ``git_root``).
+
+    Raises:
+        UsageError: ``project`` names no registered project (the hint lists them).
+    """
+    if request.session_id:
+        for session in sessions:
+            if session.id == request.session_id:
+                return session_scope(folders, session)
+        return ProjectScope("home", reason=HOME_UNKNOWN_SESSION)
+    if request.project:
+        wanted = request.project.strip()
+        if wanted.startswith(AUTO_PREFIX):
+            return auto_scope(wanted[len(AUTO_PREFIX):])
+        project = folders.find(wanted)
+        if project is None:
+            names = ", ".join(f"{p.id} ({p.name})" for p in folders.projects.values()) or "none"
+            raise UsageError(f"no project {wanted!r} in the host's registry",
+                             hint=f"Registered projects: {names}. A git repository is named git:<folder>.")
+        return explicit_scope(project)
+    folder = Path(request.cwd) if request.cwd is not None else Path.cwd()
+    candidates = [folder.absolute()]
+    try:
+        real = folder.resolve()
+    except OSError:
+        real = candidates[0]
+    if real != candidates[0]:
+        candidates.append(real)
+    scope = ProjectScope("home")
+    for path in candidates:
+        root = git_root(path)
+        scope = attribute(folders, cwd=str(path), git_root=str(root) if root is not None else None)
+        if not scope.is_home:
+            return scope
+    return scope
+
+
+class SearchProjectHistory:
+    """``project_history_search``: one project's history, by keywords (BM25), vectors or both
+    fused by message with RRF (Cormack et al. 2009, k = 60), each hit expanded with neighbouring
+    messages read from the host, the whole response fitted to a token budget.
+
+    The project filter is applied before the top-k cut on both sides. A search from the Home
+    bucket searches nothing and says why. A remote embedder is used only for a project whose
+    consent is recorded for its service; otherwise nothing is sent (not even the query) and
+    ``semantic_status`` is ``consent_required``.
+    """
+
+    def __init__(
+        self,
+        history: SessionHistory,
+        index: HistoryIndex,
+        sync: SyncHistory,
+        counter: TokenCounter,
+        consents: ConsentStore,
+        *,
+        embedder: Embedder | None = None,
+        git_root: Callable[[Path], Path | None] = lambda _path: None,
+        settings: HistorySettings = HistorySettings(),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.history = history
+        self.index = index
+        self.sync = sync
+        self.counter = counter
+        self.consents = consents
+        self.embedder = embedder if settings.semantic else None
+        self.git_root = git_root
+        self.settings = settings
+        self.clock = clock
+
+    def execute(self, request: HistoryRequest) -> HistorySearchResult:
+        """Search.
+
+        Raises:
+            UsageError: an unknown mode, an empty query, a limit or context out of range, an
+                unknown project.
+            HistoryUnavailableError: the host store cannot be read.
+            StoreError: our index cannot be written or read.
+        """
+        mode, limit, context, budget = self._checked(request)
+        report = self.sync.execute() if request.sync else None
+        folders = ProjectFolders(self.history.projects())
+        sessions = self.history.sessions()
+        scope = resolve_scope(self.history, folders, sessions, request, self.git_root)
+        result = HistorySearchResult(request.query, mode, scope, [], 0, self._idle_status(), max_tokens=budget,
+                                     sync=report)
+        if scope.is_home:
+            result.message = HOME_REASONS.get(scope.reason or "", HOME_REASONS["no_location"])
+            return result
+        in_scope = sessions_in_scope(folders, sessions, scope)
+        result.sessions_in_scope = len(in_scope)
+        ids = [s.id for s in in_scope]
+        keyword: list[HistoryMatch] = []
+        semantic: list[HistoryMatch] = []
+        if mode in ("hybrid", "keyword"):
+            keyword = self.index.keyword_search(parse_query(request.query), ids, CANDIDATES_PER_SIDE)
+        if mode in ("hybrid", "semantic"):
+            semantic = self._semantic(request.query, scope, ids, result)
+        else:
+            self._report_status(scope, ids, result)
+        if mode == "semantic" and result.semantic_status not in ("ready", "partial"):
+            result.notes.append("semantic search is not available here; keyword results instead")
+            result.mode = "keyword"
+            keyword = self.index.keyword_search(parse_query(request.query), ids, CANDIDATES_PER_SIDE)
+        elif mode == "hybrid" and result.semantic_status not in ("ready", "partial"):
+            result.mode = "keyword"
+            result.notes.append(f"semantic side {result.semantic_status}: keyword results only")
+        titles = {s.id: s.title for s in in_scope}
+        ranked = self._fused(keyword, semantic)
+        self._expand(ranked, titles, request, limit, context, budget, result)
+        return result
+
+    def _checked(self, request: HistoryRequest) -> tuple[str, int, int, int]:
+        mode = (request.mode or "hybrid").strip().lower()
+        if mode not in HISTORY_MODES:
+            raise UsageError(f"unknown mode {request.mode!r}", hint=f"Use one of: {', '.join(HISTORY_MODES)}.")
+        if not (request.query or "").strip():
+            raise UsageError("the query is empty", hint="Give the words to look for in the project's history.")
+        limit = self.settings.limit if request.limit is None else request.limit
+        if not 1 <= limit <= 100:
+            raise UsageError(f"limit must be between 1 and 100, got {limit}")
+        context = self.settings.context_messages if request.context_messages is None else request.context_messages
+        if not 0 <= context <= MAX_CONTEXT_MESSAGES:
+            raise UsageError(f"context must be between 0 and {MAX_CONTEXT_MESSAGES} messages, got {context}")
+        budget = self.settings.max_tokens if request.max_tokens is None else request.max_tokens
+        if not 100 <= budget <= 1_000_000:
+            raise UsageError(f"max_tokens must be between 100 and 1000000, got {budget}",
+                             hint="It is the token budget of the whole response.")
+        return mode, limit, context, budget
+
+    def _idle_status(self) -> SemanticStatus:
+        return "disabled" if self.embedder is None else "indexing"
+
+    # -- the semantic side ---------------------------------------------------------------
+
+    def _semantic(self, query: str, scope: ProjectScope, ids: list[str], result: HistorySearchResult) -> list[HistoryMatch]:
+        embedder = self.embedder
+        if embedder is None:
+            result.semantic_status = "disabled"
+            return []
+        service = self.settings.remote_service
+        if service is not None and not self.consents.granted(service, scope.id or ""):
+            result.semantic_status = "consent_required"
+            done, total = self.index.vector_counts("", ids)
+            result.consent = {
+                "service": service,
+                "project": scope.to_json(),
+                "sends": f"the text of {total} message parts in {len(ids)} sessions of this project, and each query",
+                "grant": f"hermes-workspace history consent --grant --service {service} --project {scope.id}",
+            }
+            result.notes.append("nothing was sent to the remote embedding service: the user has not agreed to send "
+                                "this project's history to it")
+            return []
+        try:
+            signature = embedder.signature
+            self._catch_up(embedder, signature, ids)
+            done, total = self.index.vector_counts(signature, ids)
+            if total and done == 0:
+                result.semantic_status = "indexing"
+                return []
+            result.semantic_status = "ready" if done >= total else "partial"
+            if done < total:
+                result.notes.append(f"{total - done} of {total} message parts have no vector yet; "
+                                    "semantic hits come from the others")
+            if embedder.coverage(query) < COVERAGE_THRESHOLD:
+                result.notes.append("the embedding model does not read the query's language; keyword side only")
+                return []
+            return self.index.vector_search(signature, embedder.embed_query(query), ids, CANDIDATES_PER_SIDE)
+        except (EmbedderUnavailableError, ConsentRequiredError) as exc:
+            result.semantic_status = "unavailable"
+            result.notes.append(f"semantic side unavailable: {exc.message}")
+            return []
+        except WorkspaceError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing model never costs the keyword answer
+            result.semantic_status = "unavailable"
+            result.notes.append(f"semantic side unavailable: {type(exc).__name__}: {exc}")
+            return []
+
+    def _report_status(self, scope: ProjectScope, ids: list[str], result: HistorySearchResult) -> None:
+        """``semantic_status`` of a keyword search, which embeds nothing: how far the project's
+        vectors are."""
+        embedder = self.embedder
+        if embedder is None:
+            return
+        service = self.settings.remote_service
+        if service is not None and not self.consents.granted(service, scope.id or ""):
+            result.semantic_status = "consent_required"
+            return
+        try:
+            done, total = self.index.vector_counts(embedder.signature, ids)
+        except (EmbedderUnavailableError, ConsentRequiredError):
+            result.semantic_status = "unavailable"
+            return
+        result.semantic_status = "ready" if done >= total else "partial" if done else "indexing"
+
+    def _catch_up(self, embedder: Embedder, signature: str, ids: list[str]) -> None:
+        deadline = self.clock() + self.settings.embed_seconds
+        while self.clock() < deadline:
+            batch = self.index.pending(signature, ids, EMBED_BATCH)
+            if not batch:
+                return
+            embed_history_batch(embedder, self.index, signature, batch)
+
+    # -- fusion and expansion ------------------------------------------------------------
+
+    @staticmethod
+    def _fused(keyword: list[HistoryMatch], semantic: list[HistoryMatch]) -> list[tuple[float, str, HistoryMatch]]:
+        best: dict[tuple[str, int], HistoryMatch] = {}
+        lists: list[list[tuple[str, int]]] = []
+        for side in (keyword, semantic):
+            keys: list[tuple[str, int]] = []
+            for match in side:
+                key = (match.session_id, match.message_id)
+                if key not in keys:
+                    keys.append(key)
+                    # The keyword side's part holds the query's words: it makes the better snippet.
+                    best.setdefault(key, match)
+            lists.append(keys)
+        fused = reciprocal_rank_fusion(lists, k=DEFAULT_RRF_K)
+        out = []
+        for item in fused:
+            in_keyword, in_semantic = (rank is not None for rank in item.ranks)
+            source = "both" if in_keyword and in_semantic else "keyword" if in_keyword else "semantic"
+            out.append((item.score, source, best[item.key]))  # type: ignore[index]
+        return out
+
+    def _expand(self, ranked: list[tuple[float, str, HistoryMatch]], titles: dict[str, str | None],
+                request: HistoryRequest, limit: int, context: int, budget: int, result: HistorySearchResult) -> None:
+        words = parse_query(request.query).words
+        used = self.counter.count(_frame(result))
+        kept = 0
+        for position, (score, source, match) in enumerate(ranked):
+            if kept >= limit:
+                break
+            window = self.history.window(match.session_id, match.message_id, context, context)
+            own = [m for m in window if m.id == match.message_id]
+            if not own:
+                continue  # deleted in the host since it was indexed; the next sync drops it
+            hit = HistoryResult(
+                match.session_id, titles.get(match.session_id), match.message_id, own[0].role,
+                excerpt(match.content, words, DEFAULT_SNIPPET_CHARS), source, timestamp_text(own[0].timestamp), score,
+                before=[_neighbour(m) for m in window if m.id < match.message_id],
+                after=[_neighbour(m) for m in window if m.id > match.message_id],
+            )
+            cost = self._fits(hit, budget - used, match.content, words, first=kept == 0)
+            if cost is None:
+                result.omitted = min(len(ranked) - position, limit - kept)
+                result.notes.append(f"{result.omitted} more hits left out to stay within {budget} tokens; "
+                                    "raise max_tokens or lower context to see them")
+                break
+            result.results.append(hit)
+            used += cost
+            kept += 1
+        result.tokens = used
+
+    def _fits(self, hit: HistoryResult, room: int, content: str, words: list[str], *, first: bool) -> int | None:
+        """The hit's token cost once fitted into ``room`` (neighbours dropped from the far end,
+        then, for the first hit only, the snippet shortened); ``None`` when it cannot fit."""
+        import json
+
+        def cost() -> int:
+            return self.counter.count(json.dumps(hit.to_json(), ensure_ascii=False))
+
+        spent = cost()
+        while spent > room and (hit.before or hit.after):
+            if len(hit.before) >= len(hit.after):
+                hit.before.pop(0)
+            else:
+                hit.after.pop()
+            spent = cost()
+        chars = DEFAULT_SNIPPET_CHARS
+        while spent > room and first and chars > 60:
+            chars //= 2
+            hit.snippet = excerpt(content, words, chars)
+            spent = cost()
+        return spent if spent <= room else None
+
+
+def _neighbour(message: HostMessage) -> dict[str, Any]:
+    return {"message_id": message.id, "role": message.role, "when": timestamp_text(message.timestamp),
+            "text": excerpt(message.content or "", (), DEFAULT_NEIGHBOUR_CHARS)}
+
+
+def _frame(result: HistorySearchResult) -> str:
+    import json
+
+    return json.dumps({**result.to_json(), "results": []}, ensure_ascii=False)
+
+
+def embed_history_batch(embedder: Embedder, index: HistoryIndex, signature: str, batch: Sequence[MessageChunk]) -> None:
+    """Embed one batch of chunks and store the vectors; a chunk the model does not read (its
+    :meth:`~hermes_workspace.domain.ports.Embedder.coverage` is below the threshold) is marked
+    unreadable instead of sent.
+
+    Raises:
+        EmbedderUnavailableError, ConsentRequiredError: the embedder cannot run; nothing stored.
+    """
+    readable = [chunk for chunk in batch if embedder.coverage(chunk.content) >= COVERAGE_THRESHOLD]
+    vectors = embedder.embed_documents([chunk.content for chunk in readable]) if readable else []
+    by_key = {chunk.key: vector for chunk, vector in zip(readable, vectors)}
+    index.add_vectors(signature, [(chunk, by_key.get(chunk.key)) for chunk in batch])
+
+
+def index_project_history(
+    sync: SyncHistory,
+    history: SessionHistory,
+    index: HistoryIndex,
+    consents: ConsentStore,
+    *,
+    embedder: Embedder | None,
+    remote_service: str | None,
+    full: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """``history index``: sync, then embed every pending chunk the user allows: all projects with
+    a local model; with a remote one, only the projects whose consent is recorded for its service.
+    Returns ``{"sync", "embedded", "pending", "skipped_for_consent", "semantic_status"}``; ``progress``
+    is called with ``(done, total)`` chunks.
+
+    Raises:
+        HistoryUnavailableError, StoreError: as :class:`SyncHistory`.
+    """
+    report = sync.execute(full=full)
+    out: dict[str, Any] = {"sync": report.to_json(), "embedded": 0, "pending": 0, "skipped_for_consent": 0,
+                           "semantic_status": "disabled"}
+    if embedder is None:
+        return out
+    folders = ProjectFolders(history.projects())
+    sessions = history.sessions()
+    allowed: list[str] = []
+    for session in sessions:
+        scope = session_scope(folders, session)
+        if scope.is_home:
+            continue
+        if remote_service is not None and not consents.granted(remote_service, scope.id or ""):
+            out["skipped_for_consent"] += 1
+            continue
+        allowed.append(session.id)
+    try:
+        signature = embedder.signature
+        _, total = index.vector_counts(signature, allowed)
+        while True:
+            batch = index.pending(signature, allowed, EMBED_BATCH * 4)
+            if not batch:
+                break
+            embed_history_batch(embedder, index, signature, batch)
+            out["embedded"] += len(batch)
+            if progress is not None:
+                progress(out["embedded"], total)
+    except (EmbedderUnavailableError, ConsentRequiredError) as exc:
+        out["semantic_status"] = "unavailable"
+        out["error"] = exc.to_json()
+    done, total = index.vector_counts(embedder.signature, allowed) if "error" not in out else (0, 0)
+    out["pending"] = total - done
+    if "error" not in out:
+        out["semantic_status"] = "ready" if done >= total else "partial"
+    return out
+
+
+__all__ = [
+    "HistoryRequest",
+    "HistoryResult",
+    "HistorySearchResult",
+    "HistorySettings",
+    "SearchProjectHistory",
+    "SyncHistory",
+    "SyncReport",
+    "embed_history_batch",
+    "index_project_history",
+    "message_chunks",
+    "resolve_scope",
+]

@@ -1,0 +1,342 @@
+"""Project-history recall (issue 13, seed 003): attribution rules and the search use case, on fakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_workspace.adapters.memory import (
+    HashEmbedder,
+    InMemoryConsentStore,
+    InMemoryHistoryIndex,
+    InMemorySessionHistory,
+    ParagraphChunker,
+    WhitespaceTokenCounter,
+)
+from hermes_workspace.application.history import (
+    HistoryRequest,
+    HistorySettings,
+    SearchProjectHistory,
+    SyncHistory,
+    index_project_history,
+    message_chunks,
+)
+from hermes_workspace.domain.errors import UsageError
+from hermes_workspace.domain.history import (
+    HostMessage,
+    HostProject,
+    HostSession,
+    ProjectFolders,
+    attribute,
+    excerpt,
+    path_key,
+    timestamp_text,
+)
+
+P = HostProject("p_alpha", "Alpha", ("/src/alpha",))
+Q = HostProject("p_beta", "Beta", ("/src/beta", "/docs/beta"))
+NESTED = HostProject("p_inner", "Inner", ("/src/alpha/inner",))
+
+
+def _folders(*projects: HostProject) -> ProjectFolders:
+    return ProjectFolders(projects or (P, Q, NESTED))
+
+
+# -- attribution -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cwd", "git_root", "project_id", "expected"),
+    [
+        ("/src/alpha", None, None, ("explicit", "p_alpha")),
+        ("/src/alpha/lib/x", "/src/alpha", None, ("explicit", "p_alpha")),
+        ("/src/alpha/inner/deep", None, None, ("explicit", "p_inner")),  # longest ancestor wins
+        ("/src/alphabet", None, None, ("home", None)),  # a name prefix is no ancestor
+        ("/docs/beta/", None, None, ("explicit", "p_beta")),  # trailing separator
+        ("/tmp/scratch", "/repos/tool", None, ("auto", "git:/repos/tool")),
+        (None, "/repos/tool/", None, ("auto", "git:/repos/tool")),
+        ("/tmp/scratch", None, None, ("home", None)),
+        (None, None, None, ("home", None)),
+        ("/tmp/scratch", None, "p_beta", ("explicit", "p_beta")),  # persisted attribution
+        ("/src/alpha", None, "p_gone", ("explicit", "p_alpha")),  # unknown persisted id ignored
+    ],
+)
+def test_attribution_rules(cwd, git_root, project_id, expected) -> None:
+    scope = attribute(_folders(), cwd=cwd, git_root=git_root, project_id=project_id)
+    assert (scope.kind, scope.id) == expected
+
+
+def test_home_reasons_tell_no_location_from_no_project() -> None:
+    assert attribute(_folders(), cwd=None, git_root=None).reason == "no_location"
+    assert attribute(_folders(), cwd="/tmp/x", git_root=None).reason == "no_project"
+
+
+def test_a_folder_registered_twice_goes_to_the_first_project_id_whatever_the_row_order() -> None:
+    a = HostProject("b_second", "B", ("/shared",))
+    b = HostProject("a_first", "A", ("/shared",))
+    assert ProjectFolders([a, b]).match("/shared/x").id == "a_first"
+    assert ProjectFolders([b, a]).match("/shared/x").id == "a_first"
+
+
+def test_path_key_normalizes_windows_and_posix_paths() -> None:
+    assert path_key("C:\\Users\\Me\\Proj\\") == "c:/users/me/proj"
+    assert path_key("/a/./b/../c/") == "/a/c"
+    assert path_key("  ") == ""
+    assert path_key("/") == "/"
+
+
+def test_timestamp_text_reads_epoch_seconds_milliseconds_and_iso() -> None:
+    assert timestamp_text(1788273022) == "2026-09-01 14:30"
+    assert timestamp_text(1788273022000) == "2026-09-01 14:30"
+    assert timestamp_text("2026-09-01T16:30:22+02:00") == "2026-09-01 14:30"
+    assert timestamp_text(None) is None
+    assert timestamp_text("yesterday") == "yesterday"
+
+
+def test_excerpt_centers_on_the_first_query_word() -> None:
+    text = ("filler " * 200) + "the rollback plan is here " + ("tail " * 200)
+    cut = excerpt(text, ["rollback"], 80)
+    assert "rollback" in cut and cut.startswith("…") and cut.endswith("…")
+    assert len(cut) <= 82
+
+
+def test_long_messages_are_indexed_in_parts_whose_offsets_point_into_the_message() -> None:
+    body = "\n\n".join(f"paragraph {i} " + "word " * 150 for i in range(4))
+    message = HostMessage(7, "s1", "assistant", "  " + body)
+    parts = message_chunks(message, ParagraphChunker(), chunk_words=200)
+    assert len(parts) == 4
+    for part in parts:
+        assert message.content[part.offset:part.offset + len(part.content)] == part.content
+    short = message_chunks(HostMessage(8, "s1", "user", "\n hello there \n"), ParagraphChunker(), 200)
+    assert [(p.offset, p.content) for p in short] == [(2, "hello there")]
+    assert message_chunks(HostMessage(9, "s1", "user", "   "), ParagraphChunker(), 200) == []
+
+
+# -- the use case --------------------------------------------------------------------------------
+
+
+def _host() -> InMemorySessionHistory:
+    sessions = [
+        HostSession("s_p1", "Alpha deploy", 1788273022, "/src/alpha", "/src/alpha"),
+        HostSession("s_p2", "Alpha tests", 1788273022, "/src/alpha/tests", "/src/alpha"),
+        HostSession("s_q1", "Beta deploy", 1788273022, "/src/beta", None),
+        HostSession("s_auto", "Tool", 1788273022, "/repos/tool/sub", "/repos/tool"),
+        HostSession("s_home", "Chat", 1788273022, None, None),
+    ]
+    messages = [
+        HostMessage(1, "s_p1", "user", "How do we roll back the alpha deployment?", 1788273022),
+        HostMessage(2, "s_p1", "assistant", "Redeploy the previous tag with the deploy script.", 1788273082),
+        HostMessage(3, "s_p1", "user", "Thanks, noted.", 1788273142),
+        HostMessage(4, "s_p2", "user", "The flaky test in alpha is test_cache_expiry.", 1788273202),
+        HostMessage(5, "s_q1", "user", "How do we roll back the beta deployment?", 1788273262),
+        HostMessage(6, "s_q1", "assistant", "Beta uses blue-green switching for deployment.", 1788273322),
+        HostMessage(7, "s_auto", "user", "The tool deployment failed with E1234.", 1788273382),
+        HostMessage(8, "s_home", "user", "A deployment question with no project.", 1788273442),
+        HostMessage(9, "s_p1", "tool", "deployment log output", 1788273502),
+    ]
+    return InMemorySessionHistory([P, Q], sessions, messages)
+
+
+def _search(host, *, embedder=None, service=None, consents=None, index=None, max_tokens=3200, chunker=None):
+    index = index if index is not None else InMemoryHistoryIndex()
+    sync = SyncHistory(host, index, chunker or ParagraphChunker(), roles=("user", "assistant"), chunk_words=200)
+    settings = HistorySettings(max_tokens=max_tokens, remote_service=service)
+    use_case = SearchProjectHistory(host, index, sync, WhitespaceTokenCounter(), consents or InMemoryConsentStore(),
+                                    embedder=embedder, settings=settings,
+                                    git_root=lambda path: Path("/repos/tool") if str(path).startswith("/repos/tool") else None)
+    return use_case, index
+
+
+def _ids(result) -> list[tuple[str, int]]:
+    return [(r.session_id, r.message_id) for r in result.results]
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_a_project_sees_only_its_own_sessions_in_every_mode(mode: str) -> None:
+    use_case, _ = _search(_host(), embedder=HashEmbedder())
+    alpha = use_case.execute(HistoryRequest("roll back deployment", mode=mode, cwd=Path("/src/alpha/tests")))
+    beta = use_case.execute(HistoryRequest("roll back deployment", mode=mode, cwd=Path("/src/beta")))
+    assert alpha.project.id == "p_alpha" and beta.project.id == "p_beta"
+    assert alpha.results and beta.results
+    assert {s for s, _ in _ids(alpha)} <= {"s_p1", "s_p2"}
+    assert {s for s, _ in _ids(beta)} == {"s_q1"}
+    assert (alpha.sessions_in_scope, beta.sessions_in_scope) == (2, 1)
+    # A keyword search embeds nothing; it reports how far the vectors are.
+    assert alpha.mode == mode and alpha.semantic_status == ("indexing" if mode == "keyword" else "ready")
+
+
+def test_a_git_repository_outside_every_project_is_a_project_of_its_own() -> None:
+    use_case, _ = _search(_host())
+    result = use_case.execute(HistoryRequest("deployment", mode="keyword", cwd=Path("/repos/tool/sub/dir")))
+    assert result.project.to_json() == {"kind": "auto", "id": "git:/repos/tool", "name": "tool",
+                                        "folders": ["/repos/tool"]}
+    assert _ids(result) == [("s_auto", 7)]
+
+
+def test_the_home_bucket_searches_nothing_and_says_why() -> None:
+    use_case, index = _search(_host())
+    result = use_case.execute(HistoryRequest("deployment", cwd=Path("/tmp/elsewhere")))
+    data = result.to_json()
+    assert data["results"] == [] and data["sessions_in_scope"] == 0
+    assert data["project"]["kind"] == "home" and data["project"]["reason"] == "no_project"
+    assert "belongs to no project" in data["message"]
+    from_home_session = use_case.execute(HistoryRequest("deployment", session_id="s_home")).to_json()
+    assert from_home_session["project"]["reason"] == "no_location" and from_home_session["results"] == []
+    unknown = use_case.execute(HistoryRequest("deployment", session_id="nope")).to_json()
+    assert unknown["project"]["reason"] == "unknown_session" and unknown["results"] == []
+
+
+def test_a_search_from_a_session_uses_that_sessions_project() -> None:
+    use_case, _ = _search(_host())
+    result = use_case.execute(HistoryRequest("deployment", mode="keyword", session_id="s_q1"))
+    assert result.project.id == "p_beta" and {s for s, _ in _ids(result)} == {"s_q1"}
+
+
+def test_moving_a_session_changes_its_project_at_query_time_without_re_embedding() -> None:
+    host, embedder = _host(), HashEmbedder()
+    use_case, _ = _search(host, embedder=embedder)
+    use_case.execute(HistoryRequest("flaky test cache expiry", cwd=Path("/src/alpha")))
+    before = use_case.execute(HistoryRequest("flaky test cache expiry", cwd=Path("/src/beta")))
+    assert "s_p2" not in {s for s, _ in _ids(before)}
+    embedded = embedder.documents_embedded
+    host.move("s_p2", cwd="/src/beta/tests")
+    after_beta = use_case.execute(HistoryRequest("flaky test cache expiry", cwd=Path("/src/beta")))
+    after_alpha = use_case.execute(HistoryRequest("flaky test cache expiry", cwd=Path("/src/alpha")))
+    assert _ids(after_beta)[0] == ("s_p2", 4)
+    assert "s_p2" not in {s for s, _ in _ids(after_alpha)}
+    assert embedder.documents_embedded == embedded
+    assert after_beta.semantic_status == "ready"
+
+
+def test_new_messages_are_picked_up_before_the_next_search_reading_only_the_changed_session() -> None:
+    host = _host()
+    use_case, _ = _search(host)
+    first = use_case.execute(HistoryRequest("kubernetes", mode="keyword", cwd=Path("/src/alpha")))
+    assert first.results == [] and first.sync.sessions == 5  # every session with messages, Home's too
+    reads = host.reads
+    host.add(HostMessage(10, "s_p2", "assistant", "Move the cache to kubernetes.", 1788273600))
+    second = use_case.execute(HistoryRequest("kubernetes", mode="keyword", cwd=Path("/src/alpha")))
+    assert _ids(second) == [("s_p2", 10)]
+    assert host.reads == reads + 1 and second.sync.sessions == 1
+
+
+def test_sessions_deleted_by_the_host_leave_the_index() -> None:
+    host = _host()
+    use_case, index = _search(host)
+    use_case.execute(HistoryRequest("deployment", mode="keyword", cwd=Path("/src/beta")))
+    host.rows = [m for m in host.rows if m.session_id != "s_q1"]
+    del host.session_rows["s_q1"]
+    result = use_case.execute(HistoryRequest("deployment", mode="keyword", cwd=Path("/src/beta")))
+    assert result.results == [] and result.sync.removed == 1 and "s_q1" not in index.session_stats()
+
+
+def test_tool_messages_are_not_indexed_by_default() -> None:
+    use_case, _ = _search(_host())
+    result = use_case.execute(HistoryRequest("log output", mode="keyword", cwd=Path("/src/alpha")))
+    assert result.results == []
+
+
+def test_the_semantic_side_finds_a_paraphrase_keywords_miss() -> None:
+    embedder = HashEmbedder(synonyms={"revert": "roll", "release": "deployment", "undo": "back"})
+    use_case, _ = _search(_host(), embedder=embedder)
+    keyword = use_case.execute(HistoryRequest("revert release undo", mode="keyword", cwd=Path("/src/alpha")))
+    hybrid = use_case.execute(HistoryRequest("revert release undo", cwd=Path("/src/alpha")))
+    assert keyword.results == []
+    assert _ids(hybrid)[0] == ("s_p1", 1)
+    assert hybrid.results[0].score_source == "semantic"
+
+
+def test_hits_found_by_both_sides_say_both() -> None:
+    use_case, _ = _search(_host(), embedder=HashEmbedder())
+    result = use_case.execute(HistoryRequest("roll back the alpha deployment", cwd=Path("/src/alpha")))
+    assert _ids(result)[0] == ("s_p1", 1) and result.results[0].score_source == "both"
+
+
+def test_each_hit_carries_its_neighbouring_messages_and_the_seed_fields() -> None:
+    use_case, _ = _search(_host())
+    result = use_case.execute(HistoryRequest("previous tag", mode="keyword", cwd=Path("/src/alpha")))
+    hit = result.to_json()["results"][0]
+    assert {k: hit[k] for k in ("session_id", "link", "title", "message_id", "role", "score_source", "when")} == {
+        "session_id": "s_p1", "link": "@session:s_p1", "title": "Alpha deploy", "message_id": 2,
+        "role": "assistant", "score_source": "keyword", "when": "2026-09-01 14:31"}
+    assert hit["snippet"] == "Redeploy the previous tag with the deploy script."
+    assert [m["message_id"] for m in hit["context"]["before"]] == [1]
+    assert [m["message_id"] for m in hit["context"]["after"]] == [3, 9]  # neighbours of any role
+    data = result.to_json()
+    assert {"success", "mode", "project", "results", "sessions_in_scope", "semantic_status"} <= set(data)
+
+
+def test_the_response_fits_its_token_budget_and_counts_what_was_left_out() -> None:
+    host = _host()
+    host.add(*[HostMessage(100 + i, "s_p1", "user", f"deployment note {i} " + "padding " * 60, 1788273600 + i)
+               for i in range(10)])
+    use_case, _ = _search(host)
+    roomy = use_case.execute(HistoryRequest("deployment note", mode="keyword", cwd=Path("/src/alpha"), limit=10))
+    tight = use_case.execute(HistoryRequest("deployment note", mode="keyword", cwd=Path("/src/alpha"), limit=10,
+                                            max_tokens=400))
+    assert len(roomy.results) == 10 and roomy.omitted == 0
+    assert 1 <= len(tight.results) < 10
+    assert tight.omitted == 10 - len(tight.results)
+    assert tight.tokens <= 400
+    assert any("left out" in note for note in tight.notes)
+
+
+def test_a_remote_embedder_needs_consent_per_service_and_project() -> None:
+    embedder, consents = HashEmbedder(), InMemoryConsentStore()
+    use_case, _ = _search(_host(), embedder=embedder, service="https://embed.example/v1", consents=consents)
+    refused = use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/src/alpha")))
+    assert refused.semantic_status == "consent_required" and refused.mode == "keyword"
+    assert refused.results  # keyword search still works
+    assert embedder.calls == [] and embedder.queries_embedded == 0  # nothing was sent
+    assert refused.consent["service"] == "https://embed.example/v1" and refused.consent["project"]["id"] == "p_alpha"
+    consents.grant("https://embed.example/v1", "p_alpha")
+    allowed = use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/src/alpha")))
+    assert allowed.semantic_status == "ready" and embedder.queries_embedded == 1
+    sent = {text for call in embedder.calls for text in call}
+    assert sent and all("beta" not in text.lower() for text in sent)  # only the consented project's text
+    other = use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/src/beta")))
+    assert other.semantic_status == "consent_required"
+    elsewhere, _ = _search(_host(), embedder=embedder, service="https://other.example/v1", consents=consents)
+    assert elsewhere.execute(HistoryRequest("x", cwd=Path("/src/alpha"))).semantic_status == "consent_required"
+
+
+def test_index_embeds_only_consented_projects_with_a_remote_embedder() -> None:
+    host, embedder, consents = _host(), HashEmbedder(), InMemoryConsentStore()
+    index = InMemoryHistoryIndex()
+    sync = SyncHistory(host, index, ParagraphChunker(), roles=("user", "assistant"), chunk_words=200)
+    consents.grant("svc", "p_beta")
+    report = index_project_history(sync, host, index, consents, embedder=embedder, remote_service="svc")
+    assert report["embedded"] == 2 and report["semantic_status"] == "ready"
+    assert report["skipped_for_consent"] == 3  # s_p1, s_p2, s_auto; s_home is in no project
+    local = index_project_history(sync, host, index, consents, embedder=embedder, remote_service=None)
+    assert local["embedded"] == 5 and local["pending"] == 0  # every project's messages; never Home's
+
+
+def test_bad_requests_are_usage_errors() -> None:
+    use_case, _ = _search(_host())
+    for request in (HistoryRequest("x", mode="fuzzy", cwd=Path("/src/alpha")),
+                    HistoryRequest("  ", cwd=Path("/src/alpha")),
+                    HistoryRequest("x", limit=0, cwd=Path("/src/alpha")),
+                    HistoryRequest("x", context_messages=99, cwd=Path("/src/alpha")),
+                    HistoryRequest("x", max_tokens=5, cwd=Path("/src/alpha")),
+                    HistoryRequest("x", project="nope")):
+        with pytest.raises(UsageError):
+            use_case.execute(request)
+
+
+def test_a_project_can_be_named_by_id_name_or_git_root() -> None:
+    use_case, _ = _search(_host())
+    assert use_case.execute(HistoryRequest("deployment", mode="keyword", project="p_beta")).project.id == "p_beta"
+    assert use_case.execute(HistoryRequest("deployment", mode="keyword", project="beta")).project.id == "p_beta"
+    auto = use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/repos/tool"))
+    assert _ids(auto) == [("s_auto", 7)]
+
+
+def test_an_embedder_that_fails_costs_only_the_semantic_side() -> None:
+    embedder = HashEmbedder()
+    embedder.fail = RuntimeError("model crashed")
+    use_case, _ = _search(_host(), embedder=embedder)
+    result = use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/src/alpha")))
+    assert result.semantic_status == "unavailable" and result.mode == "keyword" and result.results
+    assert any("model crashed" in note for note in result.notes)
