@@ -44,6 +44,7 @@ BUILTIN_ENTRY_POINTS: dict[str, dict[str, str]] = {
     "rerankers": {"heuristic": f"{_FACTORIES}:heuristic_reranker", "cross-encoder": f"{_FACTORIES}:cross_encoder_reranker"},
     "stores": {"sqlite-fts5": f"{_FACTORIES}:sqlite_fts5_store"},
     "sources": {"filesystem": f"{_FACTORIES}:filesystem_source"},
+    "histories": {"hermes-state": f"{_FACTORIES}:hermes_state_history"},
     "converters": {
         "pypdf": "hermes_workspace.adapters.builtin_plugins:pypdf_converter",
         "python-docx": "hermes_workspace.adapters.builtin_plugins:python_docx_converter",
@@ -68,13 +69,14 @@ DEFAULTS: dict[str, str | None] = {
     "stores": "sqlite-fts5",
     "sources": "filesystem",
     "converters": None,
+    "histories": None,
 }
 """What a category falls back to when the configured plugin is broken (``none``: no embedder
 or reranker; converters have no default: a suffix without a working converter is skipped)."""
 
 SINGULAR = {
     "chunkers": "chunker", "converters": "converter", "embedders": "embedder", "rerankers": "reranker",
-    "stores": "store", "sources": "source",
+    "stores": "store", "sources": "source", "histories": "history source",
 }
 
 
@@ -315,6 +317,7 @@ _PORT_MEMBERS: dict[str, tuple[str, ...]] = {
                "remove_tombstones", "record_run", "record_root_counts", "root_counts", "check_integrity", "close"),
     "sources": ("discover", "read_bytes"),
     "converters": ("convert",),
+    "histories": ("signature", "projects", "sessions", "session_stats", "messages", "window", "close"),
 }
 """What each category's port requires (:mod:`hermes_workspace.domain.ports`), checked by name
 on the class, so that no property is evaluated (an embedder's ``dimensions`` may load its model)."""
@@ -624,6 +627,17 @@ class PluginSelection:
     def open_store(self, index_path: Any, readonly: bool) -> Any:
         """A new store of ``knowledgebase.store.provider`` on ``index_path`` (the caller closes it)."""
         return self._build("stores", self.config.store, ("store",), index_path=index_path, readonly=readonly)[1]
+
+    def open_history(self, history: Any) -> Any:
+        """A new session-history reader of ``knowledgebase.history.provider`` (the caller closes
+        it), built with ``history`` (the section, its database paths resolved) in its context.
+
+        Raises:
+            PluginBrokenError: the plugin cannot be loaded or built (a history source has no
+                default to fall back to); its own ``WorkspaceError`` (``HistoryUnavailableError``)
+                as is.
+        """
+        return self._build("histories", history.provider, ("history",), history=history)[1]
 
     def used(self, category: str, configured: str) -> str:
         """The plugin name in use for a configured one (its default when it fell back)."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from hermes_workspace.domain.plugins import PluginContext
 
 if TYPE_CHECKING:
-    from hermes_workspace.domain.ports import Chunker, Converter, Embedder, FileSource, IndexStore, Reranker
+    from hermes_workspace.domain.ports import Chunker, Converter, Embedder, FileSource, IndexStore, Reranker, SessionHistory
 
 
 def tree_sitter_chunker(context: PluginContext) -> Chunker:
@@ -143,3 +143,18 @@ def markitdown_converter(context: PluginContext) -> Converter:
     from hermes_workspace.adapters.markitdown_converter import MarkitdownConverter
 
     return MarkitdownConverter()
+
+
+def hermes_state_history(context: PluginContext) -> SessionHistory:
+    """``hermes-state``: :class:`~hermes_workspace.adapters.sqlite_session_history.SqliteSessionHistory`,
+    a host's SQLite session store read-only (``knowledgebase.history``: ``database``, default
+    ``home/state.db``; ``projects_database``, default ``home/projects.db`` when that file exists,
+    else the projects tables of ``database``; ``schema``)."""
+    from hermes_workspace.adapters.sqlite_session_history import SqliteSessionHistory
+
+    history = context.history
+    database = history.database or context.home / "state.db"
+    projects = history.projects_database
+    if projects is None and (context.home / "projects.db").is_file():
+        projects = context.home / "projects.db"
+    return SqliteSessionHistory(database, projects, schema=history.schema)

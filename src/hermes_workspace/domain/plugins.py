@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from hermes_workspace.domain import constants as c
-from hermes_workspace.domain.config import ChunkerRoutes, EmbedderConfig, RerankerConfig, WorkspaceConfig
+from hermes_workspace.domain.config import ChunkerRoutes, EmbedderConfig, HistoryConfig, RerankerConfig, WorkspaceConfig
 from hermes_workspace.domain.model import Chunk
 from hermes_workspace.domain.ports import Chunker
 
 ENTRY_POINT_PREFIX = "hermes_workspace."
 """Entry-point groups are ``hermes_workspace.<category>``."""
 
-CATEGORIES = ("chunkers", "converters", "embedders", "rerankers", "stores", "sources")
+CATEGORIES = ("chunkers", "converters", "embedders", "rerankers", "stores", "sources", "histories")
 """Plugin categories, one entry-point group each (``hermes_workspace.chunkers``...):
 
 - ``chunkers``: a :class:`~hermes_workspace.domain.ports.Chunker`; several are active at once,
@@ -38,6 +38,8 @@ CATEGORIES = ("chunkers", "converters", "embedders", "rerankers", "stores", "sou
 - ``stores``: an :class:`~hermes_workspace.domain.ports.IndexStore` opened on
   :attr:`PluginContext.index_path` (``knowledgebase.store.provider``); it is closed with ``close()``.
 - ``sources``: a :class:`~hermes_workspace.domain.ports.FileSource` (``knowledgebase.source.provider``).
+- ``histories``: a :class:`~hermes_workspace.domain.ports.SessionHistory`, another application's
+  session store read-only (``knowledgebase.history.provider``; issue 13); it is closed with ``close()``.
 """
 
 
@@ -60,7 +62,9 @@ class PluginContext:
     - sources: ``max_file_bytes`` (files larger are skipped), ``internal_dirs`` (never to
       be walked: the index, the logs, the model files) and ``convertible`` (suffixes a converter
       reads, ``.pdf``...: offered although they look binary);
-    - converters: ``max_file_bytes``.
+    - converters: ``max_file_bytes``;
+    - histories: ``history``, the validated ``knowledgebase.history`` section with ``database``
+      and ``projects_database`` resolved to absolute paths.
     """
 
     category: str
@@ -77,6 +81,7 @@ class PluginContext:
     readonly: bool = False
     internal_dirs: tuple[Path, ...] = ()
     convertible: tuple[str, ...] = ()
+    history: HistoryConfig = field(default_factory=HistoryConfig)
 
 
 def options_digest(options: Mapping[str, Any]) -> str:
