@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hermes_workspace.application.conversion import Conversions
     from hermes_workspace.application.embedding import EmbedChunks
     from hermes_workspace.application.file_processing import FileTools
+    from hermes_workspace.application.history import HistorySettings
     from hermes_workspace.application.retrieve import RetrieveContext
     from hermes_workspace.application.search import RetrievalSettings, SearchWorkspace, SemanticSide
     from hermes_workspace.application.storage_guard import StorageGuard
@@ -40,8 +41,10 @@ if TYPE_CHECKING:
         Chunker,
         Converter,
         Embedder,
+        HistoryIndex,
         IndexStore,
         ResultSetStore,
+        SessionHistory,
         TokenCounter,
         VectorIndex,
     )
@@ -583,6 +586,82 @@ def _retrieve_pager(context: RetrieveContext) -> Callable[..., Any]:
     return context.page
 
 
+HISTORY_DIRNAME = "history"
+"""Our files of project-history recall under HERMES_HOME: one index per host store, and the
+consent file."""
+
+
+def history_index_file(settings: WorkspaceConfig, home: Path) -> Path:
+    """``HERMES_HOME/history/index-<digest>.sqlite``: our index of the host store
+    ``knowledgebase.history.database`` (one file per store, so switching stores keeps both)."""
+    import hashlib
+
+    database = settings.history.database or home / "state.db"
+    digest = hashlib.sha256(os.fsencode(os.path.abspath(database))).hexdigest()[:12]
+    return home / HISTORY_DIRNAME / f"index-{digest}.sqlite"
+
+
+def _open_session_history(plugins: PluginSelection, settings: WorkspaceConfig) -> Iterator[SessionHistory]:
+    """The reader of ``knowledgebase.history.provider`` (a plugin), closed with the resource."""
+    history = plugins.open_history(settings.history)
+    try:
+        yield history
+    finally:
+        history.close()
+
+
+def _open_history_index(path: Path) -> Iterator[HistoryIndex]:
+    from hermes_workspace.adapters.sqlite_history_index import SqliteHistoryIndex
+
+    index = SqliteHistoryIndex(path)
+    try:
+        yield index
+    finally:
+        index.close()
+
+
+def _history_chunker(settings: WorkspaceConfig) -> Chunker:
+    """The built-in text chunker at ``knowledgebase.history.chunk_size`` words (a message's parts
+    overlap by the workspace's overlap, at most a quarter of a part)."""
+    size = settings.history.chunk_size
+    return _text_chunker(size, min(settings.chunking.overlap, size // 4))
+
+
+def history_remote_service(settings: WorkspaceConfig, embedder: Embedder | None) -> str | None:
+    """The service a history embedding would send text to: ``knowledgebase.embedder.base_url``
+    for the ``openai`` provider, a plugin embedder's own ``remote_service`` attribute when it
+    declares one, else ``None`` (a local model: nothing leaves the machine)."""
+    if embedder is None or not settings.history.semantic:
+        return None
+    if settings.embedder.remote:
+        return settings.embedder.base_url.rstrip("/")
+    service = getattr(embedder, "remote_service", None)
+    return service if isinstance(service, str) and service else None
+
+
+def _history_embedder(registry: PluginRegistry, settings: WorkspaceConfig, home: Path, index_dir: Path) -> Embedder | None:
+    """The embedder of ``knowledgebase.embedder`` for history, or ``None`` (no embedder, or
+    ``knowledgebase.history.semantic: false``). A remote one is built as consented: history has its
+    own consent per service and project, which :class:`SearchProjectHistory` checks before any
+    call (seed 003 section 5)."""
+    from dataclasses import replace
+
+    if not settings.history.semantic or not settings.embedder.enabled:
+        return None
+    if settings.embedder.remote:
+        settings = replace(settings, embedder=replace(settings.embedder, consent=settings.embedder.base_url))
+    return _plugin_selection(registry, settings, home, index_dir).embedder()
+
+
+def _history_settings(settings: WorkspaceConfig, embedder: Embedder | None) -> HistorySettings:
+    from hermes_workspace.application.history import HistorySettings
+
+    history = settings.history
+    return HistorySettings(limit=history.limit, context_messages=history.context_messages,
+                           max_tokens=history.max_tokens, semantic=history.semantic,
+                           remote_service=history_remote_service(settings, embedder))
+
+
 class Container(containers.DeclarativeContainer):
     """Providers: ``home`` (a :class:`Path`, required), adapters as singletons, use cases as
     factories. ``config`` loads the file on every use (parsed again only when it changed);
@@ -724,6 +803,29 @@ class Container(containers.DeclarativeContainer):
     add_root = providers.Factory(lazy("hermes_workspace.application.roots:AddRoot"), config=config_repository, home=home)
     remove_root = providers.Factory(lazy("hermes_workspace.application.roots:RemoveRoot"), config=config_repository, home=home)
     rename_root = providers.Factory(lazy("hermes_workspace.application.roots:RenameRoot"), config=config_repository, home=home)
+
+    # Project-history recall (issue 13): the host's store read-only, our index and consents.
+    history_index_path = providers.Callable(history_index_file, settings, home)
+    session_history = providers.Resource(_open_session_history, plugins=plugins, settings=settings)
+    history_index = providers.Resource(_open_history_index, path=history_index_path)
+    consent_store = providers.Singleton(
+        lazy("hermes_workspace.adapters.json_consent_store:JsonConsentStore"),
+        path=providers.Callable(lambda h: h / HISTORY_DIRNAME / "consent.json", home),
+    )
+    history_chunker = providers.Singleton(_history_chunker, settings)
+    history_embedder = providers.Singleton(_history_embedder, plugin_registry, settings, home, index_dir)
+    history_settings = providers.Callable(_history_settings, settings, history_embedder)
+    git_root = providers.Object(lazy("hermes_workspace.adapters.filesystem_probe:git_root"))
+    sync_history = providers.Factory(
+        lazy("hermes_workspace.application.history:SyncHistory"), history=session_history, index=history_index,
+        chunker=history_chunker, roles=providers.Callable(lambda s: s.history.roles, settings),
+        chunk_words=providers.Callable(lambda s: s.history.chunk_size, settings),
+    )
+    search_history = providers.Factory(
+        lazy("hermes_workspace.application.history:SearchProjectHistory"), history=session_history,
+        index=history_index, sync=sync_history, counter=token_counter, consents=consent_store,
+        embedder=history_embedder, git_root=git_root, settings=history_settings,
+    )
 
 
 def build_container(

@@ -1,5 +1,7 @@
-"""``root_unavailable``: whether a root's folder can be searched right now, from one ``stat``
-(issue 12's per-root coverage: a missing or unreadable root is reported ``unavailable``)."""
+"""Cheap looks at the file system: ``root_unavailable``, whether a root's folder can be searched
+right now, from one ``stat`` (issue 12's per-root coverage: a missing or unreadable root is
+reported ``unavailable``); ``git_root``, the git repository a folder is in (issue 13: the project of
+a search asked from a folder)."""
 
 from __future__ import annotations
 
@@ -26,4 +28,22 @@ def root_unavailable(folder: Path) -> UnavailableReason | None:
         return "not_a_directory"
     if not os.access(folder, os.R_OK | os.X_OK):
         return "not_readable"
+    return None
+
+
+def git_root(folder: Path) -> Path | None:
+    """The top folder of the git work tree holding ``folder`` (absolute): the nearest of
+    ``folder`` and its ancestors that has a ``.git`` entry (a folder, or a file for a linked
+    work tree or submodule); ``None`` when there is none. Reads no git data and runs no git.
+    Never raises."""
+    try:
+        current = Path(os.path.abspath(folder))
+    except (OSError, ValueError):
+        return None
+    for candidate in (current, *current.parents):
+        try:
+            if os.path.lexists(candidate / ".git"):
+                return candidate
+        except (OSError, ValueError):
+            return None
     return None

@@ -13,7 +13,9 @@ Any adapter can be replaced when opening, by its provider name in the container
 ``config_repository``, ``index_lock``, ``layout``, ``embedder``, ``vector_index``, ``reranker``,
 ``token_counter``, ``result_sets``, ``plugin_registry``: the installed plugins, ``change_feed``: the
 file events of :meth:`Workspace.watch`, ``index_mark``: the time of the last index run that
-``knowledgebase.auto_index`` debounces on), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
+``knowledgebase.auto_index`` debounces on; for project-history recall ``session_history``: the host's
+store, ``history_index``: our index of it, ``consent_store``, ``history_embedder``, ``git_root``: the
+repository of a folder), e.g. ``Workspace.open(home, store=InMemoryIndexStore())``
 with the fakes of :mod:`hermes_workspace.adapters.memory`. Replacing ``store`` also replaces
 ``search_store`` unless that is given too, and keeps result sets (handles) in memory unless
 ``result_sets`` is given too.
@@ -52,6 +54,7 @@ from hermes_workspace.registry import PluginListing, plugin_listing
 
 if TYPE_CHECKING:
     from hermes_workspace.adapters.memory import InMemoryResultSets
+    from hermes_workspace.application.history import HistorySearchResult
     from hermes_workspace.application.watching import WatchBatch, WatchSummary
     from hermes_workspace.application.verification import ReadResult
     from hermes_workspace.domain.packing import RetrievePack
@@ -80,6 +83,11 @@ REPLACEABLE = (
     "plugin_registry",
     "change_feed",
     "index_mark",
+    "session_history",
+    "history_index",
+    "consent_store",
+    "history_embedder",
+    "git_root",
 )
 
 
@@ -1061,6 +1069,140 @@ class Workspace:
             "up_to_date": None if indexed is None or signature is None else indexed == signature,
             "notes": plugins.notes,
         }
+
+    # -- project-history recall (issue 13) ------------------------------------------------------
+
+    def history_search(
+        self,
+        query: str,
+        *,
+        mode: str = "hybrid",
+        session_id: str | None = None,
+        project: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        limit: int | None = None,
+        context: int | None = None,
+        max_tokens: int | None = None,
+    ) -> HistorySearchResult:
+        """``project_history_search`` (seed 003): search one project's history in the host's
+        session store (``knowledgebase.history``), picking up new messages first.
+
+        The project is that of ``session_id`` (the conversation's session in the host), else
+        ``project`` (a project id or name of the host's registry, or ``git:<folder>``), else that of
+        the folder ``cwd`` (its registered project, else its git repository). One of the three is
+        required (the process's working directory is never looked at: pass ``os.getcwd()`` to
+        behave as the CLI). A conversation in no project gets an empty result with the reason.
+        ``mode``: ``hybrid`` (default), ``keyword`` or ``semantic``; ``limit`` hits (default
+        ``knowledgebase.history.limit``); ``context`` neighbouring messages on each side;
+        ``max_tokens`` the budget of the whole response (o200k tokens). ``to_json()`` gives seed
+        003's response object.
+
+        Raises:
+            UsageError: no scope given, an unknown mode or project, an empty query, a number out of
+                range.
+            HistoryUnavailableError: the host's store cannot be read.
+            StoreError: our history index cannot be written.
+        """
+        from hermes_workspace.application.history import HistoryRequest
+
+        _check_type("query", query, str)
+        _check_type("mode", mode, str)
+        for name, value in (("session_id", session_id), ("project", project)):
+            _check_type(name, value, (str, type(None)))
+        _check_type("cwd", cwd, (str, os.PathLike, type(None)))
+        for name, value in (("limit", limit), ("context", context), ("max_tokens", max_tokens)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise UsageError(f"{name} must be a whole number or None, got {_shown(value)}")
+            if isinstance(value, int) and value.bit_length() > _INT_BITS:
+                raise UsageError(f"{name} is far out of range")
+        if not (session_id or project or (cwd is not None and os.fspath(cwd).strip())):
+            raise UsageError("history_search needs the conversation's session_id, a project, or a cwd",
+                             hint="Pass cwd=os.getcwd() to search the project of the current folder.")
+        request = HistoryRequest(query, mode=mode, session_id=session_id or None, project=project or None,
+                                 cwd=Path(cwd) if cwd is not None and os.fspath(cwd).strip() else None,
+                                 limit=limit, context_messages=context, max_tokens=max_tokens)
+        return self._container.search_history().execute(request)
+
+    def history_index(self, *, full: bool = False,
+                      progress: Callable[[int, int], object] | None = None) -> dict[str, Any]:
+        """``history index``: pick up the host's new, changed and deleted messages (``full``:
+        re-read every session), then embed every pending message part the user allows (all with
+        a local model; with a remote one only projects with a recorded consent). ``progress`` is
+        called with ``(done, total)`` message parts embedded. Returns ``{"sync": {...},
+        "embedded", "pending", "skipped_for_consent", "semantic_status"}`` (plus ``error`` when the
+        embedder failed) and ``index`` (our index file).
+
+        Raises:
+            HistoryUnavailableError, StoreError: as :meth:`history_search`.
+        """
+        from hermes_workspace.application.history import index_project_history
+
+        _check_type("full", full, bool)
+        container = self._container
+        embedder = container.history_embedder()
+        report = index_project_history(
+            container.sync_history(), container.session_history(), container.history_index(),
+            container.consent_store(), embedder=embedder,
+            remote_service=container.history_settings().remote_service, full=full, progress=progress,
+        )
+        report["index"] = str(container.history_index_path())
+        return report
+
+    def history_status(self) -> dict[str, Any]:
+        """What ``history status`` prints: ``database`` (the host store), ``index`` (our file),
+        ``counts`` (``sessions, messages, chunks, vectors`` indexed), ``host`` (``projects``,
+        ``sessions``), ``embedder`` (signature or ``None``), ``remote_service`` and ``consents``.
+        Reads the host and our index; writes nothing.
+
+        Raises:
+            HistoryUnavailableError: the host's store cannot be read.
+        """
+        container = self._container
+        settings = container.settings().history
+        history = container.session_history()
+        embedder = container.history_embedder()
+        service = container.history_settings().remote_service
+        return {
+            "database": str(settings.database or self.home / "state.db"),
+            "provider": settings.provider,
+            "index": str(container.history_index_path()),
+            "counts": container.history_index().counts(),
+            "host": {"projects": len(history.projects()), "sessions": len(history.sessions())},
+            "embedder": None if embedder is None else container.settings().embedder.provider,
+            "remote_service": service,
+            "consents": [{"service": s, "project": p, "granted_at": at}
+                         for s, p, at in container.consent_store().consents()],
+        }
+
+    def history_consent(self, project: str, *, service: str | None = None, revoke: bool = False) -> dict[str, Any]:
+        """Record (or with ``revoke`` forget) the user's consent to send ``project``'s history to
+        the remote embedding ``service`` (default: the configured one, ``knowledgebase.embedder.base_url``).
+        Seed 003 section 5: an agent asks the user first, in the conversation, naming the service,
+        what is sent and the project; only the user's yes is recorded. ``project`` is a project id
+        of the host's registry or ``git:<folder>`` (as ``history_search`` reports it); with
+        ``revoke``, ``*`` forgets every project of the service. Returns ``{"service", "project",
+        "granted"}`` (``revoked``: how many records went).
+
+        Raises:
+            UsageError: no remote service is configured and none is given; an empty project.
+            ConfigError, ConfigWriteError: the consent file is damaged or cannot be written.
+        """
+        _check_type("project", project, str)
+        _check_type("service", service, (str, type(None)))
+        container = self._container
+        service = (service or container.history_settings().remote_service or "").strip().rstrip("/")
+        if not service:
+            raise UsageError("no remote embedding service is configured, so there is nothing to consent to",
+                             hint="A local embedder needs no consent; pass service= to record one in advance.")
+        project = project.strip()
+        if not project:
+            raise UsageError("give the project the consent is for (its id, or git:<folder>)")
+        store = container.consent_store()
+        if revoke:
+            removed = store.revoke(service, None if project == "*" else project)
+            return {"service": service, "project": project, "granted": False, "revoked": removed}
+        store.grant(service, project)
+        return {"service": service, "project": project, "granted": True}
 
     def close(self) -> None:
         """Close the database connections this object opened (idempotent). Every other method

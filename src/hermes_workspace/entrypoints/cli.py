@@ -56,6 +56,8 @@ app = App(
 app.meta.suppress_keyboard_interrupt = False
 roots_app = App(name="roots", help="List, add, rename and remove the folders the workspace indexes.")
 app.command(roots_app)
+history_app = App(name="history", help="Search another application's session history, scoped to the conversation's project (read-only).")
+app.command(history_app)
 
 
 @dataclass
@@ -411,6 +413,142 @@ def retrieve_command(
             path=path, glob=glob, mode=mode, roots=root, all_roots=all_, cwd=_cwd(),
         )
     return _Output(pack.to_json(), lambda con: _human_pack(con, pack), raw=pack.serialize())
+
+
+@history_app.command(name="search")
+def history_search_command(
+    *query: str,
+    mode: Literal["hybrid", "keyword", "semantic"] = "hybrid",
+    session: str | None = None,
+    project: str | None = None,
+    cwd: str | None = None,
+    limit: str | None = None,
+    context: str | None = None,
+    max_tokens: str | None = None,
+) -> _Output:
+    """Search the project's earlier sessions (knowledgebase.history): which project is the
+    conversation's, from --session, else --project, else the working directory.
+
+    Prints seed 003's response object: project, results (session_id, @session link, title,
+    message_id, snippet, score_source, when, neighbouring messages), sessions_in_scope,
+    semantic_status. From a folder in no project (no registered project folder, no git
+    repository) nothing is searched and the reason is given. The host's database is only read.
+
+    Parameters
+    ----------
+    query
+        Words or a question; several arguments are joined with spaces.
+    mode
+        hybrid (keywords and meaning, fused), keyword (exact words, symbols, error codes) or
+        semantic (the same question in other words).
+    session
+        The conversation's session id in the host: its project is searched.
+    project
+        A project id or name of the host's registry, or git:<folder> for a repository.
+    cwd
+        Search the project of this folder instead of the working directory.
+    limit
+        Most hits (default knowledgebase.history.limit, 10).
+    context
+        Neighbouring messages shown on each side of a hit (default 2).
+    max_tokens
+        Most tokens of the whole response (o200k_base; default knowledgebase.history.max_tokens, 3200).
+    """
+    text = " ".join(query)
+    with _workspace() as ws:
+        result = ws.history_search(
+            text, mode=mode, session_id=session, project=project, cwd=cwd if cwd is not None else (_cwd() or "/"),
+            limit=_whole_number("--limit", limit), context=_whole_number("--context", context),
+            max_tokens=_whole_number("--max-tokens", max_tokens),
+        )
+    return _Output(result.to_json(), lambda con: _human_history(con, result))
+
+
+@history_app.command(name="index")
+def history_index_command(*, full: bool = False) -> _Output:
+    """Pick up the host's new messages now and embed what the user allows (searches do the
+    first part themselves); with a remote embedder only projects with a recorded consent.
+
+    Parameters
+    ----------
+    full
+        Re-read every session (finds an edit that kept a message's length).
+    """
+    with _workspace() as ws:
+        report = ws.history_index(full=full)
+
+    def human(con: Any) -> None:
+        sync = report["sync"]
+        con.print(f"sessions read: {sync['sessions']}, removed: {sync['removed']}, messages: {sync['messages']}, "
+                  f"parts: {sync['chunks']} ({sync['seconds']} s)", markup=False)
+        con.print(f"embedded: {report['embedded']}, pending: {report['pending']}, "
+                  f"semantic_status: {report['semantic_status']}", markup=False)
+        if report["skipped_for_consent"]:
+            con.print(f"{report['skipped_for_consent']} sessions wait for a consent (history consent --grant)",
+                      markup=False)
+
+    return _Output(report, human)
+
+
+@history_app.command(name="status")
+def history_status_command() -> _Output:
+    """The host store read, our index of it (counts), the embedder and the recorded consents."""
+    with _workspace() as ws:
+        data = ws.history_status()
+
+    def human(con: Any) -> None:
+        for key in ("database", "index", "embedder", "remote_service"):
+            con.print(f"{key}: {data[key]}", markup=False)
+        con.print("indexed: " + ", ".join(f"{k} {v}" for k, v in data["counts"].items()), markup=False)
+        con.print(f"host: {data['host']['projects']} projects, {data['host']['sessions']} sessions", markup=False)
+        for consent in data["consents"]:
+            con.print(f"consent: {consent['project']} -> {consent['service']} ({consent['granted_at']})", markup=False)
+
+    return _Output(data, human)
+
+
+@history_app.command(name="consent")
+def history_consent_command(
+    *, project: str, grant: bool = False, revoke: bool = False, service: str | None = None,
+) -> _Output:
+    """Record or withdraw the user's consent to send a project's history to the remote embedding
+    service. Without it nothing is sent and searches are keyword-only for that project.
+
+    Parameters
+    ----------
+    project
+        The project id as history search reports it (project.id), or git:<folder>; with
+        --revoke, * for every project.
+    grant
+        Record the consent.
+    revoke
+        Forget it.
+    service
+        The service's base URL (default: knowledgebase.embedder.base_url).
+    """
+    if grant == revoke:
+        raise UsageError("say --grant or --revoke", hint="hermes-workspace history consent --grant --project p_abc")
+    with _workspace() as ws:
+        data = ws.history_consent(project, service=service, revoke=revoke)
+    verb = "granted" if data["granted"] else f"revoked ({data.get('revoked', 0)})"
+    return _Output(data, lambda con: con.print(f"{verb}: {data['project']} -> {data['service']}", markup=False))
+
+
+def _human_history(console: Any, result: Any) -> None:
+    data = result.to_json()
+    project = data["project"]
+    console.print(_safe(f"project: {project['name'] or '-'} ({project['kind']}, {project['id'] or project.get('reason')}); "
+                        f"{data['sessions_in_scope']} sessions; mode {data['mode']}; "
+                        f"semantic {data['semantic_status']}"), markup=False)
+    if data.get("message"):
+        console.print(_safe(data["message"]), markup=False)
+    for hit in data["results"]:
+        console.print(_safe(f"\n{hit['link']}  #{hit['message_id']} {hit['role']}  {hit['when'] or ''}  "
+                            f"[{hit['score_source']}]  {hit['title'] or ''}"), markup=False, highlight=False)
+        for line in hit["snippet"].splitlines() or [""]:
+            console.print(_safe("  " + line), markup=False, highlight=False)
+    for note in data["notes"]:
+        console.print(_safe(f"note: {note}"), markup=False)
 
 
 def _cwd() -> str | None:

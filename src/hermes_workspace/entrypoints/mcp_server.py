@@ -327,6 +327,73 @@ TOOLS: tuple[ToolSpec, ...] = (
         input_schema=_schema({}),
     ),
     ToolSpec(
+        name="project_history_search",
+        title="Search this project's earlier conversations",
+        method="history_search",
+        description=(
+            "Recall what was said in EARLIER SESSIONS OF THE SAME PROJECT (the host application's session "
+            "history, read-only): decisions, fixes, error messages, plans. The project is that of `session_id` "
+            "(pass the current conversation's session id when you know it), else `project`, else the "
+            "conversation's `working_directory`. Only that project's sessions are searched; a conversation in "
+            "no project gets `results: []` with `project.reason` and a `message`, never other projects' "
+            "history. Each result has `session_id`, `link` (@session:<id>), `title`, `message_id`, `role`, "
+            "`snippet`, `score_source` (keyword / semantic / both), `when` and `context` (neighbouring "
+            "messages). `semantic_status` says whether meaning-based search took part; `consent_required` "
+            "means the user has not agreed to send this project's history to the remote embedding service "
+            "(`consent` says which service and what would be sent): keyword results only, nothing was sent. "
+            "Modes: hybrid (default), keyword (exact symbols, error codes), semantic (other wording). "
+            + _UNTRUSTED
+        ),
+        input_schema=_schema(
+            {
+                "query": _QUERY,
+                "mode": {"type": "string", "enum": ["hybrid", "keyword", "semantic"],
+                         "description": "hybrid (default), keyword or semantic."},
+                "session_id": {"type": "string", "minLength": 1,
+                               "description": "The current conversation's session id in the host: its project is "
+                               "searched."},
+                "project": {"type": "string", "minLength": 1,
+                            "description": "A project id or name of the host's registry, or git:<folder>."},
+                "working_directory": {"type": "string", "minLength": 1,
+                                      "description": "The conversation's working directory (absolute); default: "
+                                      "the server's."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Most results (default 10)."},
+                "context": {"type": "integer", "minimum": 0, "maximum": 20,
+                            "description": "Neighbouring messages on each side of a result (default 2)."},
+                "max_tokens": {"type": "integer", "minimum": 100, "maximum": 1000000,
+                               "description": "Token budget of the whole response (o200k_base; default 3200)."},
+            },
+            required=("query",),
+        ),
+        scoped=True,
+        call=lambda method, arguments: method(
+            arguments["query"], mode=arguments.get("mode", "hybrid"), session_id=arguments.get("session_id"),
+            project=arguments.get("project"), cwd=arguments.get("working_directory") or arguments.get("cwd"),
+            limit=arguments.get("limit"), context=arguments.get("context"), max_tokens=arguments.get("max_tokens"),
+        ),
+    ),
+    ToolSpec(
+        name="project_history_consent",
+        title="Record the user's consent to embed a project's history remotely",
+        method="history_consent",
+        write=True,
+        description=(
+            "Record that the USER agreed to send one project's session history to the remote embedding "
+            "service, after `project_history_search` returned `semantic_status: consent_required`. Call it ONLY "
+            "after you told the user, in this conversation, which service (`consent.service`), what is sent "
+            "(`consent.sends`) and for which project, and the user explicitly said yes. Never on your own "
+            "initiative. A new service or another project needs a new consent."
+        ),
+        input_schema=_schema(
+            {"project": {"type": "string", "minLength": 1,
+                         "description": "The project id exactly as `project.id` of the search result."},
+             "service": {"type": "string", "minLength": 1,
+                         "description": "The service exactly as `consent.service` (default: the configured one)."}},
+            required=("project",),
+        ),
+        call=lambda method, arguments: method(arguments["project"], service=arguments.get("service")),
+    ),
+    ToolSpec(
         name="delete",
         title="Remove a file or a folder's files from the index",
         method="delete",
@@ -678,7 +745,7 @@ def build_server(
     )
 
 
-_PATH_ARGUMENTS = ("path",)
+_PATH_ARGUMENTS = ("path", "working_directory")
 """Tool arguments that name a file or folder: they must be absolute."""
 _LOCATOR = re.compile(r"(?P<path>.+):[0-9]+(?:-[0-9]+)?")
 _HANDLE_LIKE = re.compile(r"[0-9A-Fa-f]{1,16}[:@]-?[0-9]+")
