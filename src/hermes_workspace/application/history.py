@@ -32,7 +32,6 @@ from hermes_workspace.domain.history import (
     MessageChunk,
     ProjectFolders,
     ProjectScope,
-    SessionStat,
     attribute,
     auto_scope,
     content_hash,
@@ -147,11 +146,9 @@ class SyncHistory:
                 continue
             messages = self.history.messages(session_id, self.roles)
             chunks = [part for message in messages for part in self._parts(message)]
-            # The fingerprint of what was read, not of the aggregate: messages the host wrote in
-            # between are then seen as a change by the next run.
-            stat = SessionStat(len(messages), max((m.id for m in messages), default=0),
-                               sum(len(m.content or "") for m in messages))
-            self.index.replace_session(session_id, stat, chunks)
+            # The aggregate's fingerprint, taken before the read: anything the host writes after it
+            # changes the fingerprint, so the next run reads the session again; nothing is missed.
+            self.index.replace_session(session_id, host[session_id], chunks)
             report.sessions += 1
             report.messages += len(messages)
             report.chunks += len(chunks)

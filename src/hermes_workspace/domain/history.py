@@ -144,9 +144,10 @@ class HostMessage:
 @dataclass(frozen=True, slots=True)
 class SessionStat:
     """A cheap fingerprint of one session's messages in the host store: ``messages`` (count of
-    indexed-role rows), ``last_id`` (largest message id) and ``chars`` (total content length in
-    characters). A session whose fingerprint changed is re-read; new messages, deleted ones and
-    most edits change it (an edit that keeps the length is found by a ``full`` sync)."""
+    indexed-role rows), ``last_id`` (largest message id) and ``chars`` (total content size, as the
+    store measures it cheaply: characters or bytes; only ever compared with itself). A session
+    whose fingerprint changed is re-read; new messages, deleted ones and most edits change it (an
+    edit that keeps the size is found by a ``full`` sync)."""
 
     messages: int
     last_id: int
