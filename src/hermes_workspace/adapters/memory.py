@@ -1057,6 +1057,11 @@ class InMemoryHistoryIndex:
         return dict(self.stats)
 
     def replace_session(self, session_id: str, stat: SessionStat, chunks: Sequence[MessageChunk]) -> None:
+        keys = [(c.session_id, c.message_id, c.offset) for c in chunks]
+        if any(k[0] != session_id for k in keys):
+            raise StoreError(f"a chunk of another session was given for session {session_id!r}")
+        if len(set(keys)) != len(keys):
+            raise StoreError(f"two chunks of session {session_id!r} have the same message id and offset")
         kept = {(c.message_id, c.offset, c.content_hash) for c in chunks}
         for key in [k for k, (_, h, _) in self.vectors.items() if k[0] == session_id]:
             if (key[1], key[2], self.vectors[key][1]) not in kept:
@@ -1100,7 +1105,9 @@ class InMemoryHistoryIndex:
         return [_history_match(c, s) for s, c in scored[: max(1, limit)]]
 
     def pending(self, signature: str, session_ids: Sequence[str], limit: int) -> list[MessageChunk]:
-        out = []
+        out: list[MessageChunk] = []
+        if limit < 1:
+            return out
         for chunk in sorted(self._scoped(session_ids), key=lambda c: c.key):
             stored = self.vectors.get(chunk.key)
             if stored is None or stored[0] != signature or stored[1] != chunk.content_hash:
@@ -1110,16 +1117,20 @@ class InMemoryHistoryIndex:
         return out
 
     def add_vectors(self, signature: str, items: Sequence[tuple[MessageChunk, Vector | None]]) -> None:
-        for key in [k for k, (sig, _, _) in self.vectors.items() if sig != signature]:
-            del self.vectors[key]
-        lengths = {len(v) for _, v in items if v is not None} | {
-            len(v) for _, _, v in self.vectors.values() if v is not None}
-        if len(lengths) > 1:
+        same = {k: v for k, v in self.vectors.items() if v[0] == signature}
+        lengths = {len(v) for _, v in items if v is not None} | {len(v) for _, _, v in same.values() if v is not None}
+        if len(lengths) > 1 or 0 in lengths:  # refused before anything changes
             raise StoreError(f"vectors of one model differ in length: {sorted(lengths)}")
+        self.vectors = same
+        current = {c.key: c.content_hash for cs in self.chunks.values() for c in cs}
         for chunk, vector in items:
-            self.vectors[chunk.key] = (signature, chunk.content_hash, vector)
+            if current.get(chunk.key) == chunk.content_hash:  # else the chunk changed or went since pending()
+                self.vectors[chunk.key] = (signature, chunk.content_hash, vector)
 
     def vector_search(self, signature: str, vector: Vector, session_ids: Sequence[str], limit: int) -> list[HistoryMatch]:
+        lengths = {len(v) for sig, _, v in self.vectors.values() if sig == signature and v is not None}
+        if lengths and lengths != {len(vector)}:
+            raise StoreError(f"query vector of {len(vector)} dimensions, the index holds {sorted(lengths)}")
         scored = []
         for chunk in self._scoped(session_ids):
             stored = self.vectors.get(chunk.key)

@@ -769,17 +769,25 @@ class HistoryIndex(Protocol):
 
     def add_vectors(self, signature: str, items: Sequence[tuple[MessageChunk, Vector | None]]) -> None:
         """Store each chunk's vector for ``signature`` in one transaction (``None``: the model
-        cannot read it; it is not pending again). Vectors of any other signature are dropped.
+        cannot read it; it is not pending again). Vectors of any other signature are dropped. An
+        item whose chunk is no longer indexed with its ``content_hash`` (the session changed since
+        :meth:`pending`) is left out.
 
         Raises:
-            StoreError: the database failed, or vectors of one signature differ in length.
+            StoreError: the database failed, or vectors of one signature differ in length (then
+                nothing is changed).
         """
         ...
 
     def vector_search(self, signature: str, vector: Vector, session_ids: Sequence[str], limit: int) -> list[HistoryMatch]:
         """The ``limit`` chunks of ``session_ids`` whose ``signature`` vectors are nearest to
         ``vector`` (cosine; exact, the filter applied first), best first; ``score`` is the cosine
-        similarity."""
+        similarity.
+
+        Raises:
+            StoreError: ``vector``'s length is not that of the stored ``signature`` vectors, or
+                the database failed.
+        """
         ...
 
     def vector_counts(self, signature: str, session_ids: Sequence[str]) -> tuple[int, int]:
