@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_workspace.domain.errors import ConsentRequiredError, EmbedderUnavailableError, UsageError, WorkspaceError
+from hermes_workspace.domain.errors import (
+    ConsentRequiredError,
+    EmbedderUnavailableError,
+    StoreError,
+    StoreUnusableError,
+    UsageError,
+    WorkspaceError,
+)
 from hermes_workspace.domain.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hermes_workspace.domain.history import (
     AUTO_PREFIX,
@@ -89,7 +96,8 @@ def message_chunks(message: HostMessage, chunker: Chunker, chunk_words: int) -> 
 class SyncReport:
     """What one :class:`SyncHistory` run did: ``sessions`` re-read, ``removed`` (sessions gone
     from the host), ``messages`` and ``chunks`` written, ``rebuilt`` (the index was reset because
-    the store, schema, roles or chunking changed) and ``seconds`` taken."""
+    the store, schema, roles or chunking changed), ``seconds`` taken and ``failed`` (sessions our
+    index refused, each ``{"session_id", "code", "message", "hint"}``; the others were indexed)."""
 
     sessions: int = 0
     removed: int = 0
@@ -97,11 +105,13 @@ class SyncReport:
     chunks: int = 0
     rebuilt: bool = False
     seconds: float = 0.0
+    failed: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON object (the field names)."""
         return {"sessions": self.sessions, "removed": self.removed, "messages": self.messages,
-                "chunks": self.chunks, "rebuilt": self.rebuilt, "seconds": round(self.seconds, 3)}
+                "chunks": self.chunks, "rebuilt": self.rebuilt, "seconds": round(self.seconds, 3),
+                "failed": list(self.failed)}
 
 
 class SyncHistory:
@@ -146,9 +156,15 @@ class SyncHistory:
                 continue
             messages = self.history.messages(session_id, self.roles)
             chunks = [part for message in messages for part in self._parts(message)]
-            # The aggregate's fingerprint, taken before the read: anything the host writes after it
-            # changes the fingerprint, so the next run reads the session again; nothing is missed.
-            self.index.replace_session(session_id, host[session_id], chunks)
+            try:
+                # The aggregate's fingerprint, taken before the read: anything the host writes after
+                # it changes the fingerprint, so the next run reads the session again.
+                self.index.replace_session(session_id, host[session_id], chunks)
+            except StoreUnusableError:
+                raise
+            except StoreError as exc:  # this session only (an id that is not valid text): go on
+                report.failed.append({"session_id": session_id, **exc.to_json()})
+                continue
             report.sessions += 1
             report.messages += len(messages)
             report.chunks += len(chunks)
