@@ -340,3 +340,26 @@ def test_an_embedder_that_fails_costs_only_the_semantic_side() -> None:
     result = use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/src/alpha")))
     assert result.semantic_status == "unavailable" and result.mode == "keyword" and result.results
     assert any("model crashed" in note for note in result.notes)
+
+
+def test_a_session_the_index_refuses_is_reported_and_the_others_are_indexed() -> None:
+    from hermes_workspace.domain.errors import StoreError, StoreUnusableError
+
+    class Refusing(InMemoryHistoryIndex):
+        def __init__(self, error: Exception) -> None:
+            super().__init__()
+            self.error = error
+
+        def replace_session(self, session_id, stat, chunks):
+            if session_id == "s_p2":
+                raise self.error
+            super().replace_session(session_id, stat, chunks)
+
+    host = _host()
+    use_case, _ = _search(host, index=Refusing(StoreError("bad session id")))
+    result = use_case.execute(HistoryRequest("deployment", mode="keyword", cwd=Path("/src/alpha")))
+    assert [f["session_id"] for f in result.sync.failed] == ["s_p2"] and result.sync.sessions == 4
+    assert _ids(result) == [("s_p1", 1)]
+    broken, _ = _search(host, index=Refusing(StoreUnusableError("disk full")))
+    with pytest.raises(StoreUnusableError):
+        broken.execute(HistoryRequest("deployment", mode="keyword", cwd=Path("/src/alpha")))
