@@ -23,7 +23,7 @@ from hermes_workspace.domain.errors import (
     UsageError,
     WorkspaceError,
 )
-from hermes_workspace.domain.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from hermes_workspace.domain.fusion import DEFAULT_RRF_K, fusion_weights, reciprocal_rank_fusion
 from hermes_workspace.domain.history import (
     AUTO_PREFIX,
     DEFAULT_CONTEXT_MESSAGES,
@@ -259,10 +259,11 @@ class HistorySearchResult:
     max_tokens: int = 0
     omitted: int = 0
     sync: SyncReport | None = None
+    fusion: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The response object; ``message`` only for an empty Home result, ``consent`` only when
-        asked for."""
+        asked for, ``fusion`` (the RRF weights and query kind) only when both sides returned hits."""
         data: dict[str, Any] = {
             "success": True,
             "query": self.query,
@@ -282,6 +283,8 @@ class HistorySearchResult:
             data["consent"] = self.consent
         if self.sync is not None:
             data["sync"] = self.sync.to_json()
+        if self.fusion is not None:
+            data["fusion"] = self.fusion
         return data
 
 
@@ -347,7 +350,8 @@ def resolve_scope(
 
 class SearchProjectHistory:
     """``project_history_search``: one project's history, by keywords (BM25), vectors or both
-    fused by message with RRF (Cormack et al. 2009, k = 60), each hit expanded with neighbouring
+    fused by message with RRF (Cormack et al. 2009, k = 60; the workspace search's per-query
+    weights, :func:`~hermes_workspace.domain.fusion.fusion_weights`), each hit expanded with neighbouring
     messages read from the host, the whole response fitted to a token budget.
 
     The project filter is applied before the top-k cut on both sides. A search from the Home
@@ -417,7 +421,12 @@ class SearchProjectHistory:
             result.mode = "keyword"
             result.notes.append(f"semantic side {result.semantic_status}: keyword results only")
         titles = {s.id: s.title for s in in_scope}
-        ranked = self._fused(keyword, semantic)
+        weights = (1.0, 1.0)
+        if keyword and semantic:
+            chosen = fusion_weights(parse_query(request.query), 1.0, complete=result.semantic_status == "ready")
+            weights = (chosen.keyword, chosen.semantic)
+            result.fusion = chosen.to_json()
+        ranked = self._fused(keyword, semantic, weights)
         self._expand(ranked, titles, request, limit, context, budget, result)
         return result
 
@@ -516,7 +525,8 @@ class SearchProjectHistory:
     # -- fusion and expansion ------------------------------------------------------------
 
     @staticmethod
-    def _fused(keyword: list[HistoryMatch], semantic: list[HistoryMatch]) -> list[tuple[float, str, HistoryMatch]]:
+    def _fused(keyword: list[HistoryMatch], semantic: list[HistoryMatch],
+               weights: tuple[float, float]) -> list[tuple[float, str, HistoryMatch]]:
         best: dict[tuple[str, int], HistoryMatch] = {}
         lists: list[list[tuple[str, int]]] = []
         for side in (keyword, semantic):
@@ -528,7 +538,7 @@ class SearchProjectHistory:
                     # The keyword side's part holds the query's words: it makes the better snippet.
                     best.setdefault(key, match)
             lists.append(keys)
-        fused = reciprocal_rank_fusion(lists, k=DEFAULT_RRF_K)
+        fused = reciprocal_rank_fusion(lists, weights, k=DEFAULT_RRF_K)
         out = []
         for item in fused:
             in_keyword, in_semantic = (rank is not None for rank in item.ranks)
