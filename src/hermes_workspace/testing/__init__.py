@@ -1,7 +1,8 @@
 """Test kit for plugin authors (issue 11): the in-memory fakes of every port, the contract suites
 as reusable pytest classes, and :func:`plugin_context` to build a factory's argument.
 
-Needs pytest (``pip install pytest``); nothing else in hermes_workspace imports this package.
+The contract suites need pytest (``pip install pytest``), and are imported when first named, so
+the rest works without it; nothing else in hermes_workspace imports this package.
 A plugin's own tests subclass the suite of its port and override one fixture::
 
     import pytest
@@ -18,13 +19,18 @@ Suites: :class:`ChunkerContract` (fixture ``make_chunker``: ``overlap -> Chunker
 ``anchor_kind``),
 :class:`EmbedderContract` (``make_embedder``: ``() -> Embedder``), :class:`RerankerContract`
 (``reranker``), :class:`IndexStoreContract` (``store``: yield a new empty store).
+
+Project-history recall (issue 13): :func:`build_host_database`, :class:`HostWriter` and
+:func:`populate` (:mod:`hermes_workspace.testing.host_history`) build SQLite files shaped like an
+agent application's session store, to test a history reader or try the feature.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_workspace.adapters.memory import (
     HashEmbedder,
@@ -47,17 +53,45 @@ from hermes_workspace.adapters.memory import (
     WhitespaceTokenCounter,
 )
 from hermes_workspace.domain.plugins import PluginContext
-from hermes_workspace.testing.chunker import ChunkerContract
-from hermes_workspace.testing.converter import ConverterContract
-from hermes_workspace.testing.embedder import EmbedderContract
-from hermes_workspace.testing.index_store import IndexStoreContract
-from hermes_workspace.testing.reranker import RerankerContract
+
+if TYPE_CHECKING:
+    from hermes_workspace.testing.chunker import ChunkerContract
+    from hermes_workspace.testing.converter import ConverterContract
+    from hermes_workspace.testing.embedder import EmbedderContract
+    from hermes_workspace.testing.host_history import HostSummary, HostWriter, build_host_database, populate
+    from hermes_workspace.testing.index_store import IndexStoreContract
+    from hermes_workspace.testing.reranker import RerankerContract
+
+_LAZY = {
+    "ChunkerContract": "hermes_workspace.testing.chunker",
+    "ConverterContract": "hermes_workspace.testing.converter",
+    "EmbedderContract": "hermes_workspace.testing.embedder",
+    "IndexStoreContract": "hermes_workspace.testing.index_store",
+    "RerankerContract": "hermes_workspace.testing.reranker",
+    "HostSummary": "hermes_workspace.testing.host_history",
+    "HostWriter": "hermes_workspace.testing.host_history",
+    "build_host_database": "hermes_workspace.testing.host_history",
+    "populate": "hermes_workspace.testing.host_history",
+}
+"""Names imported when first used (PEP 562): the contract suites import pytest, and
+``python -m hermes_workspace.testing.host_history`` must not find its module already imported."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "ChunkerContract",
     "ConverterContract",
     "EmbedderContract",
     "HashEmbedder",
+    "HostSummary",
+    "HostWriter",
     "IndexStoreContract",
     "InMemoryConfigRepository",
     "InMemoryConversionCache",
@@ -78,7 +112,9 @@ __all__ = [
     "ScriptedReranker",
     "Utf8Decoder",
     "WhitespaceTokenCounter",
+    "build_host_database",
     "plugin_context",
+    "populate",
 ]
 
 
