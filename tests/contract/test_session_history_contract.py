@@ -148,6 +148,15 @@ def test_window_in_the_middle_and_at_the_edges(loaded: Loaded) -> None:
     assert history.window(A, a[1].id, 1, 1) == a[0:3]
 
 
+def test_window_with_roles_skips_other_neighbours_but_keeps_the_message_itself(loaded: Loaded) -> None:
+    a = loaded.of(A)  # roles: system, user, assistant, assistant, user, assistant, user
+    history = loaded.history
+    users = [m for m in a if m.role == "user"]
+    assert history.window(A, a[3].id, 1, 1, ("user",)) == [users[0], a[3], users[1]]
+    assert history.window(A, a[1].id, 5, 0, ("user", "assistant")) == [a[1]]  # the system prompt is left out
+    assert history.window(A, a[0].id, 0, 0, ("user",)) == [a[0]]  # a system message hit is still returned
+
+
 def test_window_of_a_deleted_or_foreign_message_has_only_the_neighbours(loaded: Loaded) -> None:
     a = loaded.of(A)
     after_deleted = [m for m in a if m.id > loaded.deleted_id]

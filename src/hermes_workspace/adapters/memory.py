@@ -1021,11 +1021,13 @@ class InMemorySessionHistory:
         self.reads += 1
         return self._of(session_id, roles)
 
-    def window(self, session_id: str, message_id: int, before: int, after: int) -> list[HostMessage]:
+    def window(self, session_id: str, message_id: int, before: int, after: int,
+               roles: Sequence[str] = ()) -> list[HostMessage]:
         self._check()
         rows = self._of(session_id, ())
-        earlier = [m for m in rows if m.id < message_id][-before:] if before > 0 else []
         itself = [m for m in rows if m.id == message_id]
+        rows = self._of(session_id, roles)
+        earlier = [m for m in rows if m.id < message_id][-before:] if before > 0 else []
         later = [m for m in rows if m.id > message_id][:after] if after > 0 else []
         return earlier + itself + later
 

@@ -305,10 +305,12 @@ class SqliteSessionHistory:
             ).fetchall()
             return self._messages(rows, session_id)
 
-    def window(self, session_id: str, message_id: int, before: int, after: int) -> list[HostMessage]:
-        """Up to ``before`` messages before ``message_id`` in its session, the message when it
-        exists, up to ``after`` after, any role, by increasing id: one statement (a consistent
-        snapshot), each side an index range with its own ``LIMIT``."""
+    def window(self, session_id: str, message_id: int, before: int, after: int,
+               roles: Sequence[str] = ()) -> list[HostMessage]:
+        """Up to ``before`` messages of ``roles`` (any role when empty) before ``message_id`` in
+        its session, the message when it exists (whatever its role), up to ``after`` after, by
+        increasing id: one statement (a consistent snapshot), each side an index range with its
+        own ``LIMIT``."""
         ids = _session_id_params(session_id)
         if ids is None:
             return []
@@ -319,14 +321,16 @@ class SqliteSessionHistory:
             assert m is not None
             table, mid, columns = _quoted(m.table), m.q("id"), _message_columns(m)
             same = _same_session(m)
+            where, role_params = _role_filter(m, roles)
+            role = f" AND {where.removeprefix('WHERE ')}" if where else ""
             rows = conn.execute(
-                f"SELECT * FROM (SELECT {columns} FROM {table} WHERE {same} AND {mid} < :mid "
+                f"SELECT * FROM (SELECT {columns} FROM {table} WHERE {same} AND {mid} < :mid{role} "
                 f"ORDER BY {mid} DESC LIMIT :before) "
                 f"UNION ALL SELECT {columns} FROM {table} WHERE {same} AND {mid} = :mid "
-                f"UNION ALL SELECT * FROM (SELECT {columns} FROM {table} WHERE {same} AND {mid} > :mid "
+                f"UNION ALL SELECT * FROM (SELECT {columns} FROM {table} WHERE {same} AND {mid} > :mid{role} "
                 f"ORDER BY {mid} LIMIT :after)",
                 {"sid": ids[0], "sid_n": ids[1], "mid": sqlite_int(message_id, -(2**63)),
-                 "before": sqlite_int(before, 0), "after": sqlite_int(after, 0)},
+                 "before": sqlite_int(before, 0), "after": sqlite_int(after, 0), **role_params},
             ).fetchall()
             return sorted(self._messages(rows, session_id), key=lambda message: message.id)
 

@@ -554,7 +554,7 @@ class SearchProjectHistory:
         for position, (score, source, match) in enumerate(ranked):
             if kept >= limit:
                 break
-            window = self.history.window(match.session_id, match.message_id, context, context)
+            window = self.history.window(match.session_id, match.message_id, context, context, self.sync.roles)
             own = [m for m in window if m.id == match.message_id]
             if not own:
                 continue  # deleted in the host since it was indexed; the next sync drops it

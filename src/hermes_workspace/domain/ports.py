@@ -714,9 +714,11 @@ class SessionHistory(Protocol):
         """The messages of ``roles`` (every role when empty) of one session, by increasing id."""
         ...
 
-    def window(self, session_id: str, message_id: int, before: int, after: int) -> list[HostMessage]:
-        """Up to ``before`` messages preceding ``message_id`` in its session, the message itself
-        when it still exists, and up to ``after`` following, by increasing id, any role."""
+    def window(self, session_id: str, message_id: int, before: int, after: int,
+               roles: Sequence[str] = ()) -> list[HostMessage]:
+        """Up to ``before`` messages of ``roles`` (every role when empty) preceding ``message_id``
+        in its session, the message itself when it still exists (whatever its role), and up to
+        ``after`` following, by increasing id."""
         ...
 
     def close(self) -> None:
