@@ -363,3 +363,43 @@ def test_a_session_the_index_refuses_is_reported_and_the_others_are_indexed() ->
     broken, _ = _search(host, index=Refusing(StoreUnusableError("disk full")))
     with pytest.raises(StoreUnusableError):
         broken.execute(HistoryRequest("deployment", mode="keyword", cwd=Path("/src/alpha")))
+
+
+class _ProbingEmbedder(HashEmbedder):
+    """A remote embedder learns its vector length by embedding a probe text when its
+    ``signature`` is first asked for: every read of ``signature`` counts as contacting it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.probes = 0
+
+    @property
+    def signature(self) -> str:
+        self.probes += 1
+        return super().signature
+
+
+def test_index_without_any_consent_never_contacts_the_remote_embedder() -> None:
+    # history index with a remote service and no consent recorded read embedder.signature,
+    # which for the openai embedder sends a probe request to the service before any consent.
+    host, embedder, consents = _host(), _ProbingEmbedder(), InMemoryConsentStore()
+    index = InMemoryHistoryIndex()
+    sync = SyncHistory(host, index, ParagraphChunker(), roles=("user", "assistant"), chunk_words=200)
+    report = index_project_history(sync, host, index, consents, embedder=embedder, remote_service="svc")
+    assert (embedder.probes, embedder.calls, embedder.queries_embedded) == (0, [], 0)
+    assert (report["embedded"], report["pending"], report["skipped_for_consent"]) == (0, 0, 4)
+    assert report["semantic_status"] == "consent_required" and "error" not in report
+    consents.grant("svc", "p_beta")
+    allowed = index_project_history(sync, host, index, consents, embedder=embedder, remote_service="svc")
+    assert (allowed["embedded"], allowed["skipped_for_consent"], allowed["semantic_status"]) == (2, 3, "ready")
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_a_limit_above_the_candidates_per_side_is_honoured(mode: str) -> None:
+    # Each side took 40 candidates whatever the limit (1..100): limit=60 gave at most 40 hits.
+    sessions = [HostSession("s_big", "Log", 1788273022, "/src/alpha", None)]
+    messages = [HostMessage(i, "s_big", "user", f"deployment failed in build {i}", 1788273022 + i) for i in range(1, 61)]
+    use_case, _ = _search(InMemorySessionHistory([P], sessions, messages), embedder=HashEmbedder(),
+                          max_tokens=1_000_000)
+    result = use_case.execute(HistoryRequest("deployment failed", mode=mode, project="p_alpha", limit=60))
+    assert (len(result.results), result.omitted) == (60, 0)

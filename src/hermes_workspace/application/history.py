@@ -55,7 +55,8 @@ from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, SemanticStatus
 
 CANDIDATES_PER_SIDE = 40
 """Chunks taken from each side before fusion (the workspace retriever's ``sparse_top_k`` /
-``dense_top_k`` default)."""
+``dense_top_k`` default); at least the request's ``limit``, as the workspace search does, so a
+limit above it is not silently cut to it."""
 
 EMBED_BATCH = 64
 """Chunks embedded per embedder call during a search's catch-up."""
@@ -405,18 +406,19 @@ class SearchProjectHistory:
         in_scope = sessions_in_scope(folders, sessions, scope)
         result.sessions_in_scope = len(in_scope)
         ids = [s.id for s in in_scope]
+        per_side = max(CANDIDATES_PER_SIDE, limit)
         keyword: list[HistoryMatch] = []
         semantic: list[HistoryMatch] = []
         if mode in ("hybrid", "keyword"):
-            keyword = self.index.keyword_search(parse_query(request.query), ids, CANDIDATES_PER_SIDE)
+            keyword = self.index.keyword_search(parse_query(request.query), ids, per_side)
         if mode in ("hybrid", "semantic"):
-            semantic = self._semantic(request.query, scope, ids, result)
+            semantic = self._semantic(request.query, scope, ids, result, per_side)
         else:
             self._report_status(scope, ids, result)
         if mode == "semantic" and result.semantic_status not in ("ready", "partial"):
             result.notes.append("semantic search is not available here; keyword results instead")
             result.mode = "keyword"
-            keyword = self.index.keyword_search(parse_query(request.query), ids, CANDIDATES_PER_SIDE)
+            keyword = self.index.keyword_search(parse_query(request.query), ids, per_side)
         elif mode == "hybrid" and result.semantic_status not in ("ready", "partial"):
             result.mode = "keyword"
             result.notes.append(f"semantic side {result.semantic_status}: keyword results only")
@@ -453,7 +455,8 @@ class SearchProjectHistory:
 
     # -- the semantic side ---------------------------------------------------------------
 
-    def _semantic(self, query: str, scope: ProjectScope, ids: list[str], result: HistorySearchResult) -> list[HistoryMatch]:
+    def _semantic(self, query: str, scope: ProjectScope, ids: list[str], result: HistorySearchResult,
+                  per_side: int) -> list[HistoryMatch]:
         embedder = self.embedder
         if embedder is None:
             result.semantic_status = "disabled"
@@ -485,7 +488,7 @@ class SearchProjectHistory:
             if embedder.coverage(query) < COVERAGE_THRESHOLD:
                 result.notes.append("the embedding model does not read the query's language; keyword side only")
                 return []
-            return self.index.vector_search(signature, embedder.embed_query(query), ids, CANDIDATES_PER_SIDE)
+            return self.index.vector_search(signature, embedder.embed_query(query), ids, per_side)
         except (EmbedderUnavailableError, ConsentRequiredError) as exc:
             result.semantic_status = "unavailable"
             result.notes.append(f"semantic side unavailable: {exc.message}")
@@ -637,7 +640,8 @@ def index_project_history(
     """``history index``: sync, then embed every pending chunk the user allows: all projects with
     a local model; with a remote one, only the projects whose consent is recorded for its service.
     Returns ``{"sync", "embedded", "pending", "skipped_for_consent", "semantic_status"}``; ``progress``
-    is called with ``(done, total)`` chunks.
+    is called with ``(done, total)`` chunks. With a remote service and no project consented, the
+    embedder is not touched at all (``semantic_status: consent_required``).
 
     Raises:
         HistoryUnavailableError, StoreError: as :class:`SyncHistory`.
@@ -658,6 +662,11 @@ def index_project_history(
             out["skipped_for_consent"] += 1
             continue
         allowed.append(session.id)
+    if not allowed and remote_service is not None:
+        # Nothing may be sent: the embedder is not even asked for its signature, which a remote
+        # one may learn by sending a probe request to the service (seed 003 section 5).
+        out["semantic_status"] = "consent_required" if out["skipped_for_consent"] else "ready"
+        return out
     try:
         signature = embedder.signature
         _, total = index.vector_counts(signature, allowed)

@@ -259,6 +259,12 @@ class HostWriter:
         with self._transaction(self._conn) as conn:
             conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
 
+    def delete_session(self, session_id: str | int) -> None:
+        """Delete a session and its messages in one transaction (the host's "delete conversation")."""
+        with self._transaction(self._conn) as conn:
+            conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
     def move_session(self, session_id: str | int, *, cwd: str | None, git_repo_root: str | None = None,
                      project_id: str | None = None) -> None:
         """Move a session (the host's ``session.workspace.move``): its working directory and git
