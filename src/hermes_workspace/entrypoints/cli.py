@@ -543,7 +543,8 @@ def _human_history(console: Any, result: Any) -> None:
     if data.get("message"):
         console.print(_safe(data["message"]), markup=False)
     for hit in data["results"]:
-        console.print(_safe(f"\n{hit['link']}  #{hit['message_id']} {hit['role']}  {hit['when'] or ''}  "
+        console.print()  # a blank line between hits; inside _safe its line feed would show as \x0a
+        console.print(_safe(f"{hit['link']}  #{hit['message_id']} {hit['role']}  {hit['when'] or ''}  "
                             f"[{hit['score_source']}]  {hit['title'] or ''}"), markup=False, highlight=False)
         for line in hit["snippet"].splitlines() or [""]:
             console.print(_safe("  " + line), markup=False, highlight=False)
