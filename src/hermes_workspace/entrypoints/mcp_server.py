@@ -317,18 +317,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         input_schema=_schema({}),
     ),
     ToolSpec(
-        name="index",
-        title="Re-index the workspace",
-        method="index",
-        write=True,
-        description=(
-            "Re-index every configured folder now: new and changed files are chunked, unchanged ones skipped, "
-            "deleted ones pruned. Writes the index only, never the user's files; one run at a time "
-            "(index_busy while another runs). Call it after files were edited when hits or reads say stale."
-        ),
-        input_schema=_schema({}),
-    ),
-    ToolSpec(
         name="project_history_search",
         title="Search this project's earlier conversations",
         method="history_search",
@@ -375,25 +363,16 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
     ),
     ToolSpec(
-        name="project_history_consent",
-        title="Record the user's consent to embed a project's history remotely",
-        method="history_consent",
+        name="index",
+        title="Re-index the workspace",
+        method="index",
         write=True,
         description=(
-            "Record that the USER agreed to send one project's session history to the remote embedding "
-            "service, after `project_history_search` returned `semantic_status: consent_required`. Call it ONLY "
-            "after you told the user, in this conversation, which service (`consent.service`), what is sent "
-            "(`consent.sends`) and for which project, and the user explicitly said yes. Never on your own "
-            "initiative. A new service or another project needs a new consent."
+            "Re-index every configured folder now: new and changed files are chunked, unchanged ones skipped, "
+            "deleted ones pruned. Writes the index only, never the user's files; one run at a time "
+            "(index_busy while another runs). Call it after files were edited when hits or reads say stale."
         ),
-        input_schema=_schema(
-            {"project": {"type": "string", "minLength": 1,
-                         "description": "The project id exactly as `project.id` of the search result."},
-             "service": {"type": "string", "minLength": 1,
-                         "description": "The service exactly as `consent.service` (default: the configured one)."}},
-            required=("project",),
-        ),
-        call=lambda method, arguments: method(arguments["project"], service=arguments.get("service")),
+        input_schema=_schema({}),
     ),
     ToolSpec(
         name="delete",
@@ -413,6 +392,27 @@ TOOLS: tuple[ToolSpec, ...] = (
             required=("path",),
         ),
         call=lambda method, arguments: method(arguments["path"]),
+    ),
+    ToolSpec(
+        name="project_history_consent",
+        title="Record the user's consent to embed a project's history remotely",
+        method="history_consent",
+        write=True,
+        description=(
+            "Record that the USER agreed to send one project's session history to the remote embedding "
+            "service, after `project_history_search` returned `semantic_status: consent_required`. Call it ONLY "
+            "after you told the user, in this conversation, which service (`consent.service`), what is sent "
+            "(`consent.sends`) and for which project, and the user explicitly said yes. Never on your own "
+            "initiative. A new service or another project needs a new consent."
+        ),
+        input_schema=_schema(
+            {"project": {"type": "string", "minLength": 1,
+                         "description": "The project id exactly as `project.id` of the search result."},
+             "service": {"type": "string", "minLength": 1,
+                         "description": "The service exactly as `consent.service` (default: the configured one)."}},
+            required=("project",),
+        ),
+        call=lambda method, arguments: method(arguments["project"], service=arguments.get("service")),
     ),
 )
 """Every tool the server can serve, in the order ``tools/list`` shows them."""
