@@ -35,7 +35,7 @@ from hermes_workspace.entrypoints.mcp_server import (  # noqa: E402
 )
 from tests.scopes import complete_scope  # noqa: E402
 
-READ_ONLY = ["search", "retrieve", "read", "more", "status", "list", "doctor"]
+READ_ONLY = ["search", "retrieve", "read", "more", "status", "list", "doctor", "project_history_search"]
 MODES = ["legacy", "auto"]
 
 
@@ -153,8 +153,8 @@ def test_write_tools_are_listed_and_destructive_only_with_allow_write() -> None:
     pool, _ = stub_pool()
     listed = run_client(build_server(pool, allow_write=True), "legacy", lambda client: client.list_tools())
     tools = {tool.name: tool for tool in listed.tools}
-    assert list(tools) == [*READ_ONLY, "index", "delete"]
-    for name in ("index", "delete"):
+    assert list(tools) == [*READ_ONLY, "index", "delete", "project_history_consent"]
+    for name in ("index", "delete", "project_history_consent"):
         assert tools[name].annotations.read_only_hint is False
         assert tools[name].annotations.destructive_hint is True
     assert tools["delete"].input_schema["required"] == ["path"]
@@ -254,16 +254,16 @@ def test_invalid_arguments_are_usage_errors_and_reach_no_workspace(arguments: di
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("tool", ["index", "delete"])
+@pytest.mark.parametrize("tool", ["index", "delete", "project_history_consent"])
 def test_write_tools_are_refused_without_allow_write(tool: str, mode: str) -> None:
     pool, calls = stub_pool()
-    arguments = {"path": "/w/a.md"} if tool == "delete" else {}
+    arguments = {"path": "/w/a.md"} if tool == "delete" else {"project": "p_1"} if tool == "project_history_consent" else {}
     result = call(build_server(pool), mode, tool, arguments)
     assert result.is_error is True
     error = document(result)["error"]
     assert error["code"] == "write_not_allowed"
-    assert error["hint"] == ("This server is read-only: the user can restart it with --allow-write to allow index "
-                             "and delete.")  # once, not prefixed as something to run from a shell
+    assert error["hint"] == ("This server is read-only: the user can restart it with --allow-write to allow index, "
+                             "delete and project_history_consent.")  # once, not prefixed as something to run from a shell
     assert calls == []
 
 

@@ -101,7 +101,7 @@ def test_stdio_initialize_list_search_then_exit_on_eof(indexed_home: Path) -> No
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         names = [tool["name"] for tool in answer(2)["result"]["tools"]]
-        assert names == ["search", "retrieve", "read", "more", "status", "list", "doctor"]
+        assert names == ["search", "retrieve", "read", "more", "status", "list", "doctor", "project_history_search"]
         send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
               "params": {"name": "search", "arguments": {"query": "rollback procedure"}}})
         result = answer(3)["result"]

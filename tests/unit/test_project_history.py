@@ -403,3 +403,26 @@ def test_a_limit_above_the_candidates_per_side_is_honoured(mode: str) -> None:
                           max_tokens=1_000_000)
     result = use_case.execute(HistoryRequest("deployment failed", mode=mode, project="p_alpha", limit=60))
     assert (len(result.results), result.omitted) == (60, 0)
+
+
+def test_a_message_the_host_writes_during_a_sync_is_picked_up_by_the_next_one() -> None:
+    class WritingHost(InMemorySessionHistory):
+        """The host appends to s_p1 right after our aggregate query, before we read the session."""
+
+        armed = True
+
+        def messages(self, session_id, roles):
+            if self.armed and session_id == "s_p1":
+                self.armed = False
+                self.add(HostMessage(50, "s_p1", "user", "late kubernetes question", 1788273700))
+            return super().messages(session_id, roles)
+
+    base = _host()
+    host = WritingHost(base.project_rows, base.session_rows.values(), base.rows)
+    use_case, index = _search(host)
+    first = use_case.execute(HistoryRequest("kubernetes", mode="keyword", cwd=Path("/src/alpha")))
+    assert _ids(first) == [("s_p1", 50)]  # read with the session, although the aggregate predates it
+    second = use_case.execute(HistoryRequest("kubernetes", mode="keyword", cwd=Path("/src/alpha")))
+    # The recorded fingerprint predates the message, so the session is read once more, then settles.
+    assert second.sync.sessions == 1 and _ids(second) == [("s_p1", 50)]
+    assert use_case.execute(HistoryRequest("kubernetes", mode="keyword", cwd=Path("/src/alpha"))).sync.sessions == 0
