@@ -103,7 +103,8 @@ def build_world(base: Path) -> World:
     host.add_session("s_beta_1", title="Canary rollout", cwd=str(beta), git_repo_root=str(beta))
     ids["beta_question"], ids["beta_e1042"] = host.add_messages("s_beta_1", [
         ("user", "The canary rollout of the billing service stalled at wave two."),
-        ("assistant", "Roll back the billing release with the deploy tool; error E1042 duplicate symbol was the cause."),
+        ("assistant",
+         "Roll back the billing release with the deploy tool; error E1042 duplicate symbol was the cause."),
     ])
     host.add_session("s_beta_2", title="Error log triage", cwd=str(beta), git_repo_root=str(beta))
     host.add_messages("s_beta_2", [("user" if i % 2 == 0 else "assistant", f"E1042 duplicate symbol in build {i}")

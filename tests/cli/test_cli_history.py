@@ -266,7 +266,8 @@ def test_consent_with_a_configured_remote_service(
     assert code == 0 and list(refused) == [*RESPONSE_FIELDS[:-1], "consent", "sync"]
     assert (refused["semantic_status"], refused["mode"]) == ("consent_required", "keyword")
     assert refused["consent"]["service"] == REMOTE_URL and refused["consent"]["project"]["id"] == "p_alpha"
-    assert refused["consent"]["grant"] == f"hermes-workspace history consent --grant --service {REMOTE_URL} --project p_alpha"
+    assert refused["consent"]["grant"] == (
+        f"hermes-workspace history consent --grant --service {REMOTE_URL} --project p_alpha")
     assert refused["results"]  # the keyword side still answers
 
     code, data, _ = run(capsys, "history", "consent", "--grant", "--project", "p_alpha")

@@ -398,7 +398,8 @@ def test_index_without_any_consent_never_contacts_the_remote_embedder() -> None:
 def test_a_limit_above_the_candidates_per_side_is_honoured(mode: str) -> None:
     # Each side took 40 candidates whatever the limit (1..100): limit=60 gave at most 40 hits.
     sessions = [HostSession("s_big", "Log", 1788273022, "/src/alpha", None)]
-    messages = [HostMessage(i, "s_big", "user", f"deployment failed in build {i}", 1788273022 + i) for i in range(1, 61)]
+    messages = [HostMessage(i, "s_big", "user", f"deployment failed in build {i}", 1788273022 + i)
+                for i in range(1, 61)]
     use_case, _ = _search(InMemorySessionHistory([P], sessions, messages), embedder=HashEmbedder(),
                           max_tokens=1_000_000)
     result = use_case.execute(HistoryRequest("deployment failed", mode=mode, project="p_alpha", limit=60))
