@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--quick|--full] [--only quality,semantic,workspace_qa,speed,latency,scaling,incremental,freshness] [--report-only]``
+"""``python -m benchmarks [--quick|--full] [--only quality,semantic,workspace_qa,speed,latency,scaling,incremental,freshness,history] [--report-only]``
 
 Runs the chosen parts in order, each writing ``benchmarks/results/<part>.json``, then rebuilds
 ``benchmarks/results/REPORT.md`` and the plots from whatever result files exist. A part that fails
@@ -16,7 +16,7 @@ import traceback
 from benchmarks import common
 
 PARTS = ("quality", "semantic", "workspace_qa", "speed", "latency", "scaling", "scoping", "incremental",
-         "freshness")
+         "freshness", "history")
 
 
 def main(argv: list[str] | None = None) -> int:

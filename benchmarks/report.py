@@ -1086,6 +1086,94 @@ def freshness_section(fr: dict[str, Any]) -> list[str]:
             "", _table(["measure", "value", "target / comparison"], rows, "lll"), ""]
 
 
+def history_section(h: dict[str, Any]) -> list[str]:
+    """Project-history recall on a synthetic host store (benchmarks/history.py): figures and
+    ratios against the host's own search, no pass/fail."""
+    fx, first, noop, kw, app = h["fixture"], h["first_sync"], h["noop_sync"], h["keyword"], h["append"]
+    like, fts = h["baselines"]["like_scan"], h["baselines"]["host_fts"]
+    only = h.get("index_query_only")
+    mib = 2**20
+
+    def ms(x: float | None) -> str:
+        return _f(x, 1) + " ms" if x is not None else "–"
+
+    sync = first["sync_report"]
+    index_rows = [
+        [f"write the host store (`populate`, {fx['messages']:,} messages, {fx['sessions']:,} sessions)",
+         f"{fx['seconds']:.1f} s", f"{fx['host_bytes'] / mib:.0f} MiB (with the host's FTS5 table)"],
+        ["first sync (`history_index()`, keyword index from nothing)", f"{first['seconds']:.1f} s",
+         f"{sync['messages']:,} messages of the indexed roles, {sync['chunks']:,} chunks: "
+         f"{first['messages_per_second']:,.0f} messages/s"],
+        ["our index file", f"{first['index_bytes'] / mib:.0f} MiB",
+         f"{first['index_over_host']:.2f}x the host store, {first['index_over_text']:.2f}x the indexed text "
+         f"({fx['indexed_text_bytes'] / mib:.0f} MiB)"],
+        ["no-op sync (nothing changed), median", ms(noop["median_seconds"] * 1000), ""],
+    ]
+    for label in ("largest", "median"):
+        a = app[label]
+        index_rows.append([f"host appends {10} messages to the {label} session ({a['session_messages_before']:,} "
+                           "messages), then sync, median", ms(a["median_seconds"] * 1000),
+                           f"the session re-read whole ({a['messages_reread']:,} messages)"])
+    ats = app["append_then_search"]
+    index_rows.append(["host appends a message, then a search for its new word (the search syncs first), median",
+                       ms(ats["median_seconds"] * 1000), f"missed: {ats['missed']}"])
+
+    def row(label: str, d: dict[str, Any], key: str = "total", hits: bool = True) -> list[str]:
+        return [label, ms(d[f"{key}_p50_ms"]), ms(d[f"{key}_p95_ms"]), ms(d[f"{key}_max_ms"]),
+                _f(d["mean_hits"], 1) if hits else "",
+                _f(d[f"{key}_p50_ms"] / kw["total_p50_ms"], 2) + "x"]
+
+    search_rows = [
+        row("ours: `history_search(mode='keyword')`, the whole call", kw),
+        row("  of which the sync before it", kw, "sync", hits=False),
+        row("  the rest (scope, query, neighbours, token budget)", kw, "without_sync", hits=False),
+    ]
+    if only:
+        search_rows.append(row(f"  our index's keyword query alone (top {only['candidates']} chunks)", only,
+                               hits=False))
+    search_rows += [row("baseline: `LIKE '%word%'` scan of the scope's messages, newest first", like),
+                    row("baseline: the host's own FTS5 table, BM25 order", fts)]
+    iso = h["isolation"]
+    L = ["## Project-history recall (issue 13)", "", _meta_line("history", h), "",
+         (f"A synthetic host session store (`hermes_workspace.testing.host_history.populate`, seed 0): "
+          f"{fx['projects']} registered projects, {fx['auto_repos']} git repositories of no project, "
+          f"{fx['home_sessions']} Home sessions, {fx['long_messages']} long messages (pasted logs, plans). "
+          "In process, one open Workspace, no embedder. Standalone: `.venv/bin/python -m benchmarks.history`."),
+         "", _table(["step", "time / size", "note"], index_rows, "lrl"), "",
+         (f"{kw['searches']} keyword searches (limit 10, default context and token budget) from every project, by id "
+          "and by a folder (`cwd`), and from each repository of no project; queries of one to three topic words, "
+          "questions, and a word of another project (which must find nothing). The baselines run the same words "
+          "on a read-only connection to the host store with the scope's session ids given (seed 003 section 4.1); "
+          "they return bare rows: no snippet, neighbours, token budget or sync."),
+         "", _table(["search", "p50", "p95", "max", "hits", "p50 / ours"], search_rows, "lrrrrr"), "",
+         (f"At p50 our whole search takes {kw['total_p50_ms'] / like['total_p50_ms']:.1f}x the `LIKE` scan and "
+          f"{kw['total_p50_ms'] / fts['total_p50_ms']:.1f}x the host's FTS5 query"
+          + (f"; our index's query alone {only['total_p50_ms'] / like['total_p50_ms']:.1f}x and "
+             f"{only['total_p50_ms'] / fts['total_p50_ms']:.1f}x" if only else "")
+          + f". At p95: {kw['total_p95_ms'] / like['total_p95_ms']:.1f}x and "
+            f"{kw['total_p95_ms'] / fts['total_p95_ms']:.1f}x."),
+         "",
+         (f"Isolation: {iso['hits_checked']:,} hits checked, {iso['outside_scope']} outside the asked project, "
+          f"{iso['foreign_words']} snippets or neighbours with another scope's topic word, "
+          f"{iso['foreign_query_hits']} keyword hits for another project's word, {iso['wrong_project']} searches "
+          f"resolved to another project (all must be 0); baselines: {iso['baseline_outside_scope']} rows outside. "
+          f"Hybrid searches for another project's word returned {iso.get('foreign_query_semantic_hits', 0)} "
+          f"semantic-only hits, {'all' if iso['outside_scope'] == 0 else 'not all'} inside the project (a vector "
+          "search always returns its nearest messages)."),
+         ""]
+    hy = h.get("hybrid") or {}
+    if "skipped" in hy:
+        L += [f"Hybrid: not measured ({hy['skipped']}).", ""]
+    elif hy:
+        L += [(f"Hybrid with {hy['model']} on {hy['fixture_messages']:,} messages: {hy['embedded']:,} chunks embedded "
+               f"in {hy['embed_seconds']:.1f} s ({hy['chunks_per_second']:,.0f} chunks/s, storage included; the "
+               f"sync before it {hy['sync_seconds']:.1f} s). {hy['hybrid']['searches']} searches on that home: "
+               f"keyword p50 / p95 {ms(hy['keyword']['total_p50_ms'])} / {ms(hy['keyword']['total_p95_ms'])}, "
+               f"hybrid {ms(hy['hybrid']['total_p50_ms'])} / {ms(hy['hybrid']['total_p95_ms'])} "
+               f"({hy['hybrid_over_keyword_p50']:.2f}x keyword at p50)."), ""]
+    return L
+
+
 def write() -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     q, s, lat, sc = (load_result(n) for n in ("quality", "speed", "latency", "scaling"))
@@ -1151,6 +1239,9 @@ def write() -> Path:
     fr = load_result("freshness")
     if fr and "edit_to_searchable" in fr:
         L += freshness_section(fr)
+    hist = load_result("history")
+    if hist and "first_sync" in hist:
+        L += history_section(hist)
     path = RESULTS_DIR / "REPORT.md"
     path.write_text("\n".join(L).rstrip() + "\n", encoding="utf-8")
     return path
