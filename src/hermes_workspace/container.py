@@ -816,7 +816,8 @@ class Container(containers.DeclarativeContainer):
     history_embedder = providers.Singleton(_history_embedder, plugin_registry, settings, home, index_dir)
     history_settings = providers.Callable(_history_settings, settings, history_embedder)
     git_root = providers.Object(lazy("hermes_workspace.adapters.filesystem_probe:git_root"))
-    sync_history = providers.Factory(
+    # One per container: it remembers the store's change token of its last complete sync.
+    sync_history = providers.Singleton(
         lazy("hermes_workspace.application.history:SyncHistory"), history=session_history, index=history_index,
         chunker=history_chunker, roles=providers.Callable(lambda s: s.history.roles, settings),
         chunk_words=providers.Callable(lambda s: s.history.chunk_size, settings),

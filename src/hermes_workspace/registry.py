@@ -317,7 +317,8 @@ _PORT_MEMBERS: dict[str, tuple[str, ...]] = {
                "remove_tombstones", "record_run", "record_root_counts", "root_counts", "check_integrity", "close"),
     "sources": ("discover", "read_bytes"),
     "converters": ("convert",),
-    "histories": ("signature", "projects", "sessions", "session_stats", "messages", "window", "close"),
+    "histories": ("signature", "projects", "sessions", "change_token", "session_stats", "messages", "window",
+                  "close"),
 }
 """What each category's port requires (:mod:`hermes_workspace.domain.ports`), checked by name
 on the class, so that no property is evaluated (an embedder's ``dimensions`` may load its model)."""

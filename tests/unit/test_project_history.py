@@ -427,3 +427,24 @@ def test_a_message_the_host_writes_during_a_sync_is_picked_up_by_the_next_one() 
     # The recorded fingerprint predates the message, so the session is read once more, then settles.
     assert second.sync.sessions == 1 and _ids(second) == [("s_p1", 50)]
     assert use_case.execute(HistoryRequest("kubernetes", mode="keyword", cwd=Path("/src/alpha"))).sync.sessions == 0
+
+
+def test_an_unchanged_store_costs_no_aggregate_query_and_any_write_brings_it_back() -> None:
+    class Counting(InMemorySessionHistory):
+        aggregates = 0
+
+        def session_stats(self, roles):
+            self.aggregates += 1
+            return super().session_stats(roles)
+
+    base = _host()
+    host = Counting(base.project_rows, base.session_rows.values(), base.rows)
+    use_case, _ = _search(host)
+    request = HistoryRequest("kubernetes", mode="keyword", cwd=Path("/src/alpha"))
+    use_case.execute(request)
+    use_case.execute(request)
+    assert host.aggregates == 1
+    host.add(HostMessage(60, "s_p2", "user", "kubernetes again", 1788273800))
+    assert _ids(use_case.execute(request)) == [("s_p2", 60)] and host.aggregates == 2
+    use_case.sync.execute(full=True)  # a full sync always compares
+    assert host.aggregates == 3

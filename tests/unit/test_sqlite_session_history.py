@@ -413,3 +413,19 @@ def test_close_is_idempotent_and_a_closed_reader_says_so(tmp_path: Path) -> None
     with pytest.raises(HistoryUnavailableError) as caught:
         history.sessions()
     assert "closed" in caught.value.message
+
+
+def test_the_change_token_moves_only_when_the_host_commits(tmp_path: Path) -> None:
+    database = tmp_path / "state.db"
+    with build_host_database(database) as host:
+        host.add_session("s1", title="t", started_at=1.0, cwd="/w")
+        host.add_message("s1", "user", "hello", timestamp=2.0)
+        with SqliteSessionHistory(database) as history:
+            first = history.change_token()
+            history.session_stats(())
+            history.messages("s1", ())
+            assert history.change_token() == first  # our own reads change nothing
+            host.add_message("s1", "assistant", "hi", timestamp=3.0)
+            second = history.change_token()
+            assert second != first
+            assert history.change_token() == second

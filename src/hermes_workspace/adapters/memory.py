@@ -1007,6 +1007,11 @@ class InMemorySessionHistory:
         return sorted((m for m in self.rows if m.session_id == session_id and (not roles or m.role in roles)),
                       key=lambda m: m.id)
 
+    def change_token(self) -> object | None:
+        """A digest of everything held: tests edit the lists directly, as the host would."""
+        self._check()
+        return hash((tuple(self.project_rows), tuple(self.session_rows.items()), tuple(self.rows)))
+
     def session_stats(self, roles: Sequence[str]) -> dict[str, SessionStat]:
         self._check()
         stats: dict[str, SessionStat] = {}

@@ -121,7 +121,10 @@ class SyncHistory:
     Each run compares the host's per-session fingerprints (:class:`SessionStat`, one aggregate
     query) with the ones recorded; a session whose fingerprint changed is re-read whole and its
     chunks replaced (unchanged chunks keep their vectors); a session gone from the host is
-    removed. ``full`` re-reads every session (an edit that kept a message's length).
+    removed. ``full`` re-reads every session (an edit that kept a message's length). When the
+    store's :meth:`~hermes_workspace.domain.ports.SessionHistory.change_token` is the one of the
+    last complete sync by this object, nothing was written since and the run ends at once (a
+    long-lived server keeps one object: its searches then cost no aggregate query).
     """
 
     def __init__(self, history: SessionHistory, index: HistoryIndex, chunker: Chunker, *,
@@ -131,6 +134,7 @@ class SyncHistory:
         self.chunker = chunker
         self.roles = tuple(roles)
         self.chunk_words = chunk_words
+        self._synced_token: object | None = None
 
     def source(self) -> str:
         """What the index is built from: the store, the roles and the chunking."""
@@ -147,9 +151,13 @@ class SyncHistory:
         started = time.monotonic()
         report = SyncReport()
         source = self.source()
+        token = self.history.change_token()
         if self.index.source != source:
             self.index.reset(source)
             report.rebuilt = True
+        elif not full and token is not None and token == self._synced_token:
+            report.seconds = time.monotonic() - started
+            return report  # nothing was written to the store since the last complete sync
         host = self.history.session_stats(self.roles)
         ours = self.index.session_stats()
         for session_id in sorted(host):
@@ -172,6 +180,9 @@ class SyncHistory:
         gone = [session_id for session_id in ours if session_id not in host]
         if gone:
             report.removed = self.index.delete_sessions(gone)
+        # Taken before the aggregate: a write during this sync changes the token, so the next
+        # sync compares the fingerprints again. A session that failed is retried likewise.
+        self._synced_token = token if not report.failed else None
         report.seconds = time.monotonic() - started
         return report
 

@@ -704,6 +704,12 @@ class SessionHistory(Protocol):
         query time)."""
         ...
 
+    def change_token(self) -> object | None:
+        """A cheap value that is equal between two calls only when the store certainly did not
+        change in between (SQLite: the connection's ``data_version``); ``None`` when the reader
+        cannot tell (every sync then compares :meth:`session_stats`)."""
+        ...
+
     def session_stats(self, roles: Sequence[str]) -> dict[str, SessionStat]:
         """The fingerprint of each session's messages of ``roles`` (every role when empty), by
         session id; sessions without such messages are absent. One aggregate query: this is what
