@@ -24,6 +24,7 @@ may not exist on this machine, so nothing here touches the file system.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 import ntpath
 import posixpath
 import re
@@ -82,6 +83,7 @@ MAX_CONTEXT_MESSAGES = 20
 """Upper bound of the neighbours asked for on each side."""
 
 
+@lru_cache(maxsize=65_536)
 def path_key(path: str) -> str:
     """The comparable form of a host path: separators and ``.``/``..`` normalized, no trailing
     separator; Windows paths (``C:\\...``, ``\\\\server\\...``) case-folded with ``/`` separators.
@@ -313,7 +315,17 @@ def sessions_in_scope(
     """The sessions attributed to ``scope`` (none for Home), in the order given."""
     if scope.is_home or scope.id is None:
         return []
-    return [s for s in sessions if session_scope(folders, s).id == scope.id]
+    # Sessions share few distinct locations (a project's sessions start in a handful of folders):
+    # each location is attributed once.
+    seen: dict[tuple[str | None, str | None, str | None], str | None] = {}
+    kept = []
+    for session in sessions:
+        where = (session.cwd, session.git_root, session.project_id)
+        if where not in seen:
+            seen[where] = session_scope(folders, session).id
+        if seen[where] == scope.id:
+            kept.append(session)
+    return kept
 
 
 def timestamp_text(value: Any) -> str | None:
