@@ -20,6 +20,7 @@ import pytest
 from hermes_workspace import Workspace
 from hermes_workspace.adapters.filesystem_probe import git_root
 from hermes_workspace.adapters.tiktoken_counter import TiktokenCounter
+from hermes_workspace.domain.errors import UsageError
 from hermes_workspace.domain.history import HOME_REASONS
 from tests.history_world import (
     BETA_LOG_LINES,
@@ -410,16 +411,24 @@ def test_the_budget_cuts_whole_hits_and_the_counted_tokens_stay_within_it(keywor
     assert len(kept) >= 3 and kept[0] < kept[-1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the budget is counted on the response before the note about left-out hits (and the final "
-    "tokens/omitted numbers) is added, and the CLI prints indented JSON: the printed response can "
-    "exceed max_tokens (reported to the lead, not redesigned here)"))
 def test_the_printed_response_fits_max_tokens(keyword_home: Path, world: World) -> None:
-    over = []
+    counter = TiktokenCounter()
+    over, kept = [], []
     with Workspace.open(keyword_home) as ws:
         for budget in (300, 450, 800, 1200, 3200):
             result = ws.history_search(E1042, cwd=world.beta, mode="keyword", max_tokens=budget)
-            compact, printed = printed_tokens(result), printed_tokens(result, indent=2)
-            if compact > budget or printed > budget:
-                over.append((budget, result.tokens, compact, printed))
+            compact = counter.count(result.serialize())
+            spaced = counter.count(result.serialize(spaced=True))
+            assert result.tokens == max(compact, spaced)  # the number printed is the count of what is printed
+            if compact > budget or spaced > budget:
+                over.append((budget, result.tokens, compact, spaced))
+            kept.append(len(result.results))
     assert over == []
+    assert kept == sorted(kept) and kept[0] < kept[-1]
+
+
+def test_a_budget_below_the_smallest_response_is_a_usage_error_naming_the_minimum(
+        keyword_home: Path, world: World) -> None:
+    with Workspace.open(keyword_home) as ws, pytest.raises(UsageError) as caught:
+        ws.history_search(E1042, cwd=world.beta, mode="keyword", max_tokens=100)
+    assert "below the smallest response" in caught.value.message and "at least" in caught.value.hint

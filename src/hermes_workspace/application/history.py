@@ -49,6 +49,7 @@ from hermes_workspace.domain.history import (
     sessions_in_scope,
     timestamp_text,
 )
+from hermes_workspace.domain.paths import escape_json_surrogates
 from hermes_workspace.domain.ports import Chunker, ConsentStore, Embedder, HistoryIndex, SessionHistory, TokenCounter
 from hermes_workspace.domain.query import parse_query, split_words
 from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, SemanticStatus
@@ -273,6 +274,15 @@ class HistorySearchResult:
     sync: SyncReport | None = None
     fusion: dict[str, Any] | None = None
 
+    def serialize(self, *, spaced: bool = False) -> str:
+        """The response as printed and returned (CLI, MCP): compact JSON, non-ASCII as is, lone
+        surrogates escaped; ``spaced``: a space after ``,`` and ``:``, as a client re-serializing
+        it with Python's defaults shows it. ``tokens <= max_tokens`` holds for both forms."""
+        import json
+
+        separators = (", ", ": ") if spaced else (",", ":")
+        return escape_json_surrogates(json.dumps(self.to_json(), ensure_ascii=False, separators=separators))
+
     def to_json(self) -> dict[str, Any]:
         """The response object; ``message`` only for an empty Home result, ``consent`` only when
         asked for, ``fusion`` (the RRF weights and query kind) only when both sides returned hits."""
@@ -413,6 +423,7 @@ class SearchProjectHistory:
                                      sync=report)
         if scope.is_home:
             result.message = HOME_REASONS.get(scope.reason or "", HOME_REASONS["no_location"])
+            self._settle_tokens(result)
             return result
         in_scope = sessions_in_scope(folders, sessions, scope)
         result.sessions_in_scope = len(in_scope)
@@ -562,65 +573,95 @@ class SearchProjectHistory:
 
     def _expand(self, ranked: list[tuple[float, str, HistoryMatch]], titles: dict[str, str | None],
                 request: HistoryRequest, limit: int, context: int, budget: int, result: HistorySearchResult) -> None:
+        """Read each hit's neighbours from the host and fit the response to ``budget`` tokens,
+        counted on :meth:`HistorySearchResult.serialize` exactly as printed (compact, and with
+        spaces after separators: the budget holds for both). Whole hits are kept in rank order;
+        the first one that does not fit loses neighbours from the far end (the first hit also its
+        snippet's length) and, if that is not enough, it and every later hit are left out
+        (``omitted``, with a note).
+
+        Raises:
+            UsageError: not even the response without hits fits ``budget`` (the hint names the
+                smallest budget for this query).
+        """
         words = parse_query(request.query).words
-        used = self.counter.count(_frame(result))
-        kept = 0
-        for position, (score, source, match) in enumerate(ranked):
-            if kept >= limit:
+        candidates: list[tuple[HistoryResult, str]] = []
+        for score, source, match in ranked:
+            if len(candidates) >= limit:
                 break
             window = self.history.window(match.session_id, match.message_id, context, context, self.sync.roles)
             own = [m for m in window if m.id == match.message_id]
             if not own:
                 continue  # deleted in the host since it was indexed; the next sync drops it
-            hit = HistoryResult(
+            candidates.append((HistoryResult(
                 match.session_id, titles.get(match.session_id), match.message_id, own[0].role,
                 excerpt(match.content, words, DEFAULT_SNIPPET_CHARS), source, timestamp_text(own[0].timestamp), score,
                 before=[_neighbour(m) for m in window if m.id < match.message_id],
                 after=[_neighbour(m) for m in window if m.id > match.message_id],
-            )
-            cost = self._fits(hit, budget - used, match.content, words, first=kept == 0)
-            if cost is None:
-                result.omitted = min(len(ranked) - position, limit - kept)
-                result.notes.append(f"{result.omitted} more hits left out to stay within {budget} tokens; "
-                                    "raise max_tokens or lower context to see them")
+            ), match.content))
+        notes = list(result.notes)
+
+        def measure(kept: list[HistoryResult], omitted: int) -> int:
+            result.results = kept
+            result.omitted = omitted
+            result.notes = notes + ([f"{omitted} more hits left out to stay within {budget} tokens; raise "
+                                     "max_tokens or lower context to see them"] if omitted else [])
+            return self._settle_tokens(result)
+
+        kept: list[HistoryResult] = []
+        omitted = 0
+        for position, (hit, content) in enumerate(candidates):
+            later = len(candidates) - position - 1
+            if measure(kept + [hit], later) <= budget or self._shrink(
+                    hit, content, words, first=not kept, fits=lambda: measure(kept + [hit], later) <= budget):
+                kept.append(hit)
+                continue
+            omitted = len(candidates) - position
+            break
+        while measure(kept, omitted) > budget and kept:
+            kept.pop()  # the note about what was left out did not fit beside the last hit
+            omitted += 1
+        if result.tokens > budget:
+            raise UsageError(
+                f"max_tokens {budget} is below the smallest response to this search ({result.tokens} tokens "
+                "without any hit)", hint=f"Give max_tokens of at least {result.tokens}, more to see hits.")
+
+    def _settle_tokens(self, result: HistorySearchResult) -> int:
+        """Set ``result.tokens`` to the token count of the response that holds it (the larger of
+        its compact and spaced forms); the count is repeated until the number it prints settles."""
+        tokens = result.max_tokens
+        for _ in range(4):
+            result.tokens = tokens
+            counted = max(self.counter.count(result.serialize()), self.counter.count(result.serialize(spaced=True)))
+            if counted == tokens:
                 break
-            result.results.append(hit)
-            used += cost
-            kept += 1
-        result.tokens = used
+            tokens = counted
+        result.tokens = counted
+        return counted
 
-    def _fits(self, hit: HistoryResult, room: int, content: str, words: list[str], *, first: bool) -> int | None:
-        """The hit's token cost once fitted into ``room`` (neighbours dropped from the far end,
-        then, for the first hit only, the snippet shortened); ``None`` when it cannot fit."""
-        import json
-
-        def cost() -> int:
-            return self.counter.count(json.dumps(hit.to_json(), ensure_ascii=False))
-
-        spent = cost()
-        while spent > room and (hit.before or hit.after):
+    @staticmethod
+    def _shrink(hit: HistoryResult, content: str, words: list[str], *, first: bool, fits: Callable[[], bool]) -> bool:
+        """Make ``hit`` fit (``fits()``) by dropping neighbours from the far end, then, for the
+        first hit only, by cutting its snippet down to 60 characters; False when it cannot."""
+        while hit.before or hit.after:
             if len(hit.before) >= len(hit.after):
                 hit.before.pop(0)
             else:
                 hit.after.pop()
-            spent = cost()
+            if fits():
+                return True
         chars = DEFAULT_SNIPPET_CHARS
-        while spent > room and first and chars > 60:
+        while first and chars > 60:
             chars //= 2
             hit.snippet = excerpt(content, words, chars)
-            spent = cost()
-        return spent if spent <= room else None
+            if fits():
+                return True
+        return False
 
 
 def _neighbour(message: HostMessage) -> dict[str, Any]:
     return {"message_id": message.id, "role": message.role, "when": timestamp_text(message.timestamp),
             "text": excerpt(message.content or "", (), DEFAULT_NEIGHBOUR_CHARS)}
-
-
-def _frame(result: HistorySearchResult) -> str:
-    import json
-
-    return json.dumps({**result.to_json(), "results": []}, ensure_ascii=False)
 
 
 def embed_history_batch(embedder: Embedder, index: HistoryIndex, signature: str, batch: Sequence[MessageChunk]) -> None:

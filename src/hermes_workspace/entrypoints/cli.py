@@ -461,7 +461,8 @@ def history_search_command(
             limit=_whole_number("--limit", limit), context=_whole_number("--context", context),
             max_tokens=_whole_number("--max-tokens", max_tokens),
         )
-    return _Output(result.to_json(), lambda con: _human_history(con, result))
+    # Printed as counted: the budget holds for exactly this text (compact JSON, as `retrieve`).
+    return _Output(result.to_json(), lambda con: _human_history(con, result), raw=result.serialize())
 
 
 @history_app.command(name="index")
