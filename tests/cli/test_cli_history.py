@@ -255,6 +255,16 @@ def test_consent_without_a_remote_service(capsys: pytest.CaptureFixture[str], ho
     code, data, _ = run(capsys, "history", "consent", "--revoke", "--project", "*", "--service", service)
     assert (code, data) == (0, {"service": service, "project": "*", "granted": False, "revoked": 1})
 
+    # A typo is refused, not recorded; a name is recorded as the project's id; a repository by its folder.
+    code, data, _ = run(capsys, "history", "consent", "--grant", "--project", "p_alhpa", "--service", service)
+    assert (code, data["error"]["code"]) == (2, "usage_error") and "p_alpha (Alpha)" in data["error"]["hint"]
+    code, data, _ = run(capsys, "history", "consent", "--grant", "--project", "Alpha", "--service", service)
+    assert (code, data["project"]) == (0, "p_alpha")
+    code, data, _ = run(capsys, "history", "consent", "--grant", "--project", "git:/x/tool/", "--service", service)
+    assert (code, data["project"]) == (0, "git:/x/tool")
+    code, status, _ = run(capsys, "history", "status")
+    assert [c["project"] for c in status["consents"]] == ["git:/x/tool", "p_alpha"]
+
 
 @pytest.mark.filterwarnings("ignore:A test tried to use socket")  # the one attempt after the consent
 def test_consent_with_a_configured_remote_service(

@@ -306,8 +306,11 @@ def test_deleting_a_session_deletes_its_vectors(index: HistoryIndex) -> None:
 
 
 def test_reset_drops_everything_and_records_the_source(index: HistoryIndex) -> None:
+    assert index.vector_signature is None
     embed_corpus(index)
+    assert index.vector_signature == SIG
     index.reset("host:state.db:v1")
+    assert index.vector_signature is None
     assert index.source == "host:state.db:v1"
     assert index.counts() == {"sessions": 0, "messages": 0, "chunks": 0, "vectors": 0}
     assert index.session_stats() == {}

@@ -448,3 +448,25 @@ def test_an_unchanged_store_costs_no_aggregate_query_and_any_write_brings_it_bac
     assert _ids(use_case.execute(request)) == [("s_p2", 60)] and host.aggregates == 2
     use_case.sync.execute(full=True)  # a full sync always compares
     assert host.aggregates == 3
+
+
+def test_a_keyword_search_never_asks_the_embedder_and_home_reports_disabled() -> None:
+    class Untouchable(HashEmbedder):
+        asked = 0
+
+        @property
+        def signature(self) -> str:
+            self.asked += 1
+            return super().signature
+
+    embedder = Untouchable()
+    use_case, _ = _search(_host(), embedder=embedder, service="https://embed.example/v1")
+    use_case.consents.grant("https://embed.example/v1", "p_alpha")
+    first = use_case.execute(HistoryRequest("roll back deployment", mode="keyword", cwd=Path("/src/alpha")))
+    assert first.semantic_status == "indexing" and embedder.asked == 0 and embedder.calls == []
+    use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/src/alpha")))  # hybrid embeds
+    asked = embedder.asked
+    again = use_case.execute(HistoryRequest("roll back deployment", mode="keyword", cwd=Path("/src/alpha")))
+    assert again.semantic_status == "ready" and embedder.asked == asked
+    home = use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/tmp/nowhere")))
+    assert home.semantic_status == "disabled" and home.results == []

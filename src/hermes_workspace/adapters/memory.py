@@ -1049,6 +1049,7 @@ class InMemoryHistoryIndex:
         self.stats: dict[str, SessionStat] = {}
         self.chunks: dict[str, list[MessageChunk]] = {}
         self.vectors: dict[tuple[str, int, int], tuple[str, str, Vector | None]] = {}
+        self._vector_signature: str | None = None
 
     @property
     def source(self) -> str | None:
@@ -1056,6 +1057,7 @@ class InMemoryHistoryIndex:
 
     def reset(self, source: str) -> None:
         self._source = source
+        self._vector_signature = None
         self.stats.clear()
         self.chunks.clear()
         self.vectors.clear()
@@ -1129,6 +1131,7 @@ class InMemoryHistoryIndex:
         if len(lengths) > 1 or 0 in lengths:  # refused before anything changes
             raise StoreError(f"vectors of one model differ in length: {sorted(lengths)}")
         self.vectors = same
+        self._vector_signature = signature
         current = {c.key: c.content_hash for cs in self.chunks.values() for c in cs}
         for chunk, vector in items:
             if current.get(chunk.key) == chunk.content_hash:  # else the chunk changed or went since pending()
@@ -1146,6 +1149,10 @@ class InMemoryHistoryIndex:
             scored.append((sum(a * b for a, b in zip(vector, stored[2])), chunk))
         scored.sort(key=lambda item: (-item[0], item[1].key))
         return [_history_match(c, s) for s, c in scored[: max(1, limit)]]
+
+    @property
+    def vector_signature(self) -> str | None:
+        return self._vector_signature
 
     def vector_counts(self, signature: str, session_ids: Sequence[str]) -> tuple[int, int]:
         chunks = self._scoped(session_ids)

@@ -694,6 +694,15 @@ class SqliteHistoryIndex(IndexFileConnection):
         }
         return [_match(rows[row_id], float(score)) for row_id, score in ranked if row_id in rows]
 
+    @property
+    def vector_signature(self) -> str | None:
+        """The signature recorded with the stored vectors (``None`` before the first).
+
+        Raises:
+            StoreError: the database failed or the index is closed.
+        """
+        return self._run("read the vector signature", lambda conn: _vector_meta(conn)[0])
+
     def vector_counts(self, signature: str, session_ids: Sequence[str]) -> tuple[int, int]:
         """``(done, total)``: chunks of ``session_ids`` with a vector of ``signature`` for their
         current text or an unreadable mark, and all their chunks.

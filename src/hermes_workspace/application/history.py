@@ -473,7 +473,8 @@ class SearchProjectHistory:
         return mode, limit, context, budget
 
     def _idle_status(self) -> SemanticStatus:
-        return "disabled" if self.embedder is None else "indexing"
+        # Before the semantic side is asked, and for the Home bucket, where nothing is searched.
+        return "disabled"
 
     # -- the semantic side ---------------------------------------------------------------
 
@@ -523,20 +524,17 @@ class SearchProjectHistory:
             return []
 
     def _report_status(self, scope: ProjectScope, ids: list[str], result: HistorySearchResult) -> None:
-        """``semantic_status`` of a keyword search, which embeds nothing: how far the project's
-        vectors are."""
-        embedder = self.embedder
-        if embedder is None:
+        """``semantic_status`` of a keyword search, which neither embeds nor asks the embedder
+        anything (its signature may load a model or call a remote service): how far the
+        project's vectors of the last model used are."""
+        if self.embedder is None:
             return
         service = self.settings.remote_service
         if service is not None and not self.consents.granted(service, scope.id or ""):
             result.semantic_status = "consent_required"
             return
-        try:
-            done, total = self.index.vector_counts(embedder.signature, ids)
-        except (EmbedderUnavailableError, ConsentRequiredError):
-            result.semantic_status = "unavailable"
-            return
+        signature = self.index.vector_signature
+        done, total = self.index.vector_counts(signature, ids) if signature is not None else (0, 1)
         result.semantic_status = "ready" if done >= total else "partial" if done else "indexing"
 
     def _catch_up(self, embedder: Embedder, signature: str, ids: list[str]) -> None:

@@ -798,6 +798,13 @@ class HistoryIndex(Protocol):
         """
         ...
 
+    @property
+    def vector_signature(self) -> str | None:
+        """The model signature of the stored vectors (``None`` before the first is stored): what
+        a keyword search reports the semantic side's progress against, without asking the
+        embedder (whose signature may load a model or call a remote service)."""
+        ...
+
     def vector_counts(self, signature: str, session_ids: Sequence[str]) -> tuple[int, int]:
         """``(done, total)``: chunks of ``session_ids`` that have a ``signature`` vector or are
         marked unreadable by it, and all their chunks."""

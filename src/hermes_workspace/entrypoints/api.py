@@ -1193,7 +1193,8 @@ class Workspace:
         service = (service or container.history_settings().remote_service or "").strip().rstrip("/")
         if not service:
             raise UsageError("no remote embedding service is configured, so there is nothing to consent to",
-                             hint="A local embedder needs no consent; pass service= to record one in advance.")
+                             hint="A local embedder needs no consent; name the service (--service, or service=) "
+                                  "to record a consent in advance.")
         project = project.strip()
         if not project:
             raise UsageError("give the project the consent is for (its id, or git:<folder>)")
@@ -1201,8 +1202,25 @@ class Workspace:
         if revoke:
             removed = store.revoke(service, None if project == "*" else project)
             return {"service": service, "project": project, "granted": False, "revoked": removed}
+        project = self._consent_project(project)
         store.grant(service, project)
         return {"service": service, "project": project, "granted": True}
+
+    def _consent_project(self, wanted: str) -> str:
+        """The project id a consent is recorded under: ``git:<folder>`` normalized, or the id of
+        the registered project ``wanted`` names (id or name). Raises UsageError for any other."""
+        from hermes_workspace.domain.history import AUTO_PREFIX, ProjectFolders, path_key
+
+        if wanted.startswith(AUTO_PREFIX) and path_key(wanted[len(AUTO_PREFIX):]):
+            return AUTO_PREFIX + path_key(wanted[len(AUTO_PREFIX):])
+        folders = ProjectFolders(self._container.session_history().projects())
+        project = folders.find(wanted)
+        if project is None:
+            names = ", ".join(f"{p.id} ({p.name})" for p in folders.projects.values()) or "none"
+            raise UsageError(f"no project {wanted!r} in the host's registry: nothing was recorded",
+                             hint=f"Use project.id as history search reports it. Registered: {names}; "
+                                  "a git repository is git:<folder>.")
+        return project.id
 
     def close(self) -> None:
         """Close the database connections this object opened (idempotent). Every other method
