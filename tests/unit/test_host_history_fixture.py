@@ -155,3 +155,20 @@ def test_the_command_line_builds_and_prints_the_config(tmp_path: Path, capsys: p
     assert rows(target, "SELECT count(*) FROM messages") == [(800,)]
     assert main([str(target), "--messages", "800"]) == 1
     assert "exists" in capsys.readouterr().err
+
+
+def test_base_puts_the_folders_under_it_and_creates_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hermes_workspace.adapters.filesystem_probe import git_root
+    from hermes_workspace.adapters.sqlite_session_history import SqliteSessionHistory
+
+    base = tmp_path / "dev"
+    assert main([str(tmp_path / "state.db"), "--messages", "800", "--base", str(base)]) == 0
+    with SqliteSessionHistory(tmp_path / "state.db") as history:
+        folders = [f for p in history.projects() for f in p.folders]
+        locations = {s.cwd for s in history.sessions() if s.cwd}
+    assert folders and all(f.startswith(f"{base}/") and Path(f).is_dir() for f in folders)
+    assert all(loc.startswith(f"{base}/") for loc in locations)
+    repos = sorted(p for p in (base / "oss").iterdir())
+    assert repos and all(git_root(repo / "lib") == repo for repo in repos)
+    assert (base / "scratch").is_dir() and f"{base}/scratch" in locations
+    assert f"folders created under {base}" in capsys.readouterr().out

@@ -31,6 +31,7 @@ The schema (the column names are seed 003's, the defaults of
 from __future__ import annotations
 
 import argparse
+import os
 import calendar
 import itertools
 import json
@@ -501,6 +502,7 @@ def populate(
     project_id_column: bool = True,
     fts: bool = True,
     long_fraction: float = 0.01,
+    base: str = "/home/dev",
 ) -> HostSummary:
     """Write a host store at ``path`` (registry at ``projects_path``, or in ``path``) holding a
     realistic history: ``projects`` registered projects (one with two folders, one nested inside
@@ -510,7 +512,9 @@ def populate(
     assistant, tool output, turns that only call tools with ``NULL`` content), about
     ``long_fraction`` of the messages several thousand words long. Every scope talks about its
     own topic (:attr:`HostSummary.vocabulary`). With ``project_id_column``, some sessions carry a
-    persisted ``project_id`` that differs from their folder (moved sessions).
+    persisted ``project_id`` that differs from their folder (moved sessions). Every folder is
+    under ``base`` (``src/<project>``, ``notes/<project>``, ``oss/<repository>``, ``scratch``);
+    nothing is created there (see :func:`create_folders`).
 
     Deterministic: one ``seed`` gives the same files' content. Fast: one transaction of
     ``executemany`` inserts, the host's FTS index built once at the end (100,000 messages in a
@@ -540,9 +544,9 @@ def populate(
     for i in range(projects):
         name, words = next_domain(i)
         project_id = f"p_{rng.getrandbits(40):010x}"
-        folders = [f"/home/dev/src/{_slug(name)}"]
+        folders = [f"{base}/src/{_slug(name)}"]
         if i == 1:
-            folders.append(f"/home/dev/notes/{_slug(name)}")
+            folders.append(f"{base}/notes/{_slug(name)}")
         if i == 2 and registered:
             # Nested in the first project's folder: the longest registered ancestor wins.
             folders = [f"{registered[0].folders[0]}/packages/{_slug(name)}"]
@@ -552,7 +556,7 @@ def populate(
     auto_repos: list[str] = []
     for j in range(auto_count):
         name, words = next_domain(projects + j)
-        root = f"/home/dev/oss/{_slug(name)}"
+        root = f"{base}/oss/{_slug(name)}"
         auto_repos.append(root)
         vocabulary["git:" + root] = words
     vocabulary["home"] = HOME_WORDS
@@ -586,7 +590,7 @@ def populate(
             git_root = rng.choice(auto_repos)
             cwd = git_root if rng.random() < 0.7 else f"{git_root}/{rng.choice(('lib', 'cmd', 'examples'))}"
         elif kind == "scratch":
-            cwd = "/tmp/scratch"
+            cwd = f"{base}/scratch"
         scope = attribute(folders_index, cwd=cwd, git_root=git_root, project_id=project_id)
         scope_key = scope.id if scope.id is not None else "home"
         scope_of.append(scope_key)
@@ -699,9 +703,24 @@ def populate(
     )
 
 
+def create_folders(summary: HostSummary, base: Path) -> list[Path]:
+    """Create on disk the folders :func:`populate` wrote under ``base``: every project folder,
+    each repository of no project with an empty ``.git`` folder (so a search from inside it finds
+    its repository), and ``base/scratch`` (in no project). Returns the folders created or found."""
+    made = []
+    for folder in [f for p in summary.projects for f in p.folders] + list(summary.auto_repos):
+        made.append(Path(folder))
+    for root in summary.auto_repos:
+        made.append(Path(root) / ".git")
+    made.append(base / "scratch")
+    for folder in made:
+        folder.mkdir(parents=True, exist_ok=True)
+    return made
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m hermes_workspace.testing.host_history PATH [--projects-db PATH] [--messages N]
-    [--projects N] [--sessions N] [--seed N] [--rollback-journal] [--no-project-id]``: build a
+    [--projects N] [--sessions N] [--seed N] [--rollback-journal] [--no-project-id] [--base DIR]``: build a
     host-like store with :func:`populate`, print what it holds and the config to read it.
     Exit 0; 1 (with a message) when a file exists or a count is invalid."""
     parser = argparse.ArgumentParser(
@@ -716,18 +735,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--rollback-journal", action="store_true", help="rollback-journal mode instead of WAL")
     parser.add_argument("--no-project-id", action="store_true", help="no sessions.project_id column")
+    parser.add_argument("--base", type=Path, default=None,
+                        help="put the sessions' folders under this folder and create them (project folders, "
+                             "repositories with a .git folder, a scratch folder in no project), to search from "
+                             "inside them; default: paths under /home/dev, not created")
     args = parser.parse_args(argv)
+    base = Path(os.path.abspath(args.base)) if args.base is not None else None
     began = time.perf_counter()
     try:
         summary = populate(args.path, projects_path=args.projects_db, projects=args.projects,
                            sessions=args.sessions, messages=args.messages, seed=args.seed,
-                           wal=not args.rollback_journal, project_id_column=not args.no_project_id)
-    except (FileExistsError, ValueError) as exc:
+                           wal=not args.rollback_journal, project_id_column=not args.no_project_id,
+                           base=str(base) if base is not None else "/home/dev")
+        if base is not None:
+            create_folders(summary, base)
+    except (FileExistsError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     for line in summary.describe():
         print(line)
     print(f"built in {time.perf_counter() - began:.1f} s")
+    if base is not None:
+        print(f"folders created under {base} (a search from {base}/scratch is in no project)")
     print("\nTo search it, in HERMES_HOME/config.yaml:\n\nknowledgebase:\n  history:\n"
           f"    database: {summary.database.resolve()}")
     if summary.projects_database is not None:
