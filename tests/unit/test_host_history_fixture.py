@@ -172,3 +172,23 @@ def test_base_puts_the_folders_under_it_and_creates_them(tmp_path: Path, capsys:
     assert repos and all(git_root(repo / "lib") == repo for repo in repos)
     assert (base / "scratch").is_dir() and f"{base}/scratch" in locations
     assert f"folders created under {base}" in capsys.readouterr().out
+
+
+def test_move_acts_as_the_host_moving_a_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hermes_workspace.adapters.sqlite_session_history import SqliteSessionHistory
+    from hermes_workspace.domain.history import ProjectFolders, session_scope
+
+    database, projects = tmp_path / "state.db", tmp_path / "projects.db"
+    base = tmp_path / "dev"
+    assert main([str(database), "--projects-db", str(projects), "--messages", "800", "--base", str(base)]) == 0
+    with SqliteSessionHistory(database, projects) as history:
+        folders = ProjectFolders(history.projects())
+        target = sorted(folders.projects.values(), key=lambda p: p.id)[0]
+        session = next(s for s in history.sessions() if session_scope(folders, s).id != target.id)
+    assert main([str(database), "--projects-db", str(projects), "--move", session.id,
+                 "--to", f"{target.folders[0]}/src"]) == 0
+    assert f"(project: {target.id})" in capsys.readouterr().out
+    with SqliteSessionHistory(database, projects) as history:
+        moved = next(s for s in history.sessions() if s.id == session.id)
+    assert (moved.cwd, moved.git_root, moved.project_id) == (f"{target.folders[0]}/src", target.folders[0], target.id)
+    assert main([str(database), "--move", "no-such-session", "--to", str(base)]) == 1

@@ -50,6 +50,8 @@ from hermes_workspace.domain.history import (
     HostProject,
     ProjectFolders,
     attribute,
+    is_at_or_under,
+    path_key,
 )
 
 EPOCH = float(calendar.timegm((2026, 6, 1, 9, 0, 0)))
@@ -718,6 +720,30 @@ def create_folders(summary: HostSummary, base: Path) -> list[Path]:
     return made
 
 
+def move_session(database: Path, session_id: str, folder: str, *, projects_database: Path | None = None) -> str | None:
+    """Act as the host moving a session to ``folder`` (its ``session.workspace.move``): the
+    session's ``cwd`` becomes ``folder``, its git root the registered project folder holding
+    ``folder`` (else ``folder``), its ``project_id`` (when the table has one) that project's id
+    (else ``NULL``). Returns the project id.
+
+    Raises:
+        KeyError: no session ``session_id``.
+    """
+    from hermes_workspace.adapters.sqlite_session_history import SqliteSessionHistory
+
+    with SqliteSessionHistory(database, projects_database) as history:
+        if not any(s.id == str(session_id) for s in history.sessions()):
+            raise KeyError(f"no session {session_id!r} in {database}")
+        project = ProjectFolders(history.projects()).match(folder)
+    owner = None
+    if project is not None:
+        owner = max((f for f in project.folders if is_at_or_under(path_key(folder), path_key(f))), key=len)
+    with HostWriter(database, projects_database=projects_database) as host:
+        host.move_session(session_id, cwd=folder, git_repo_root=owner or folder,
+                          project_id=project.id if project is not None and host.project_id_column else None)
+    return project.id if project is not None else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m hermes_workspace.testing.host_history PATH [--projects-db PATH] [--messages N]
     [--projects N] [--sessions N] [--seed N] [--rollback-journal] [--no-project-id] [--base DIR]``: build a
@@ -739,7 +765,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="put the sessions' folders under this folder and create them (project folders, "
                              "repositories with a .git folder, a scratch folder in no project), to search from "
                              "inside them; default: paths under /home/dev, not created")
+    parser.add_argument("--move", metavar="SESSION_ID", default=None,
+                        help="instead of building: act as the host moving this session of the existing PATH "
+                             "to the folder --to (its working directory, git root and project_id follow)")
+    parser.add_argument("--to", metavar="FOLDER", default=None, help="the folder --move moves the session to")
     args = parser.parse_args(argv)
+    if args.move is not None:
+        if not args.to:
+            parser.error("--move needs --to FOLDER")
+        try:
+            project = move_session(args.path, args.move, os.path.abspath(args.to), projects_database=args.projects_db)
+        except (KeyError, OSError, apsw.Error) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"moved session {args.move} to {os.path.abspath(args.to)} (project: {project or 'none registered'})")
+        return 0
     base = Path(os.path.abspath(args.base)) if args.base is not None else None
     began = time.perf_counter()
     try:
