@@ -197,7 +197,10 @@ def test_a_root_deleted_and_made_again_is_watched_again(home: Path, tmp_path: Pa
     running.wait_for("catch_up")
     # The OS watch is set up before the first batch but says nothing when it is; on a loaded
     # machine a deletion right after it could be missed (the reconcile would catch up, later).
-    time.sleep(1.0)
+    # A file written and found proves the watch is live, whatever the load.
+    (repo / "probe.md").write_text("# Probe\n\nthe weka looks around\n")
+    with Workspace.open(home) as ws:
+        eventually(lambda: paths_for(ws, "weka") == {str(repo / "probe.md")}, "the watch is live")
     shutil.rmtree(repo)
     repo.mkdir()
     (repo / "new.md").write_text("# New\n\nthe takahe arrived\n")

@@ -352,10 +352,10 @@ _OTHER_SCRIPTS = [
 
 @pytest.mark.parametrize("text", _OTHER_SCRIPTS, ids=["ascii", "latin", "arabic", "cyrillic"])
 def test_the_indexed_copy_of_other_scripts_is_as_in_version_3(text: str) -> None:
-    from hermes_workspace.adapters.sqlite_fts5_store import _LONE_CHARACTER, _indexed_text
+    from hermes_workspace.adapters.sqlite_fts5_store import _LONE_CHARACTER, indexed_text
     from hermes_workspace.domain.text_normalization import normalize_for_search
 
-    assert _indexed_text(text) == _LONE_CHARACTER.sub(" ", normalize_for_search(text))
+    assert indexed_text(text) == _LONE_CHARACTER.sub(" ", normalize_for_search(text))
 
 
 def test_other_scripts_score_exactly_as_without_bigrams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -952,9 +952,9 @@ def test_close_releases_the_files(db_path: Path) -> None:
 
 
 def test_lone_one_character_words_are_not_indexed_but_hits_keep_them(tmp_path: Path) -> None:
-    from hermes_workspace.adapters.sqlite_fts5_store import _indexed_text
+    from hermes_workspace.adapters.sqlite_fts5_store import indexed_text
 
-    assert _indexed_text("x = a + b_c I am") == "        b_c   am"
+    assert indexed_text("x = a + b_c I am") == "        b_c   am"
     with SqliteFts5Store(tmp_path / "i.sqlite") as store:
         store.replace_file(*make_file("/ws/a.md", ["x = a + bc I am"]))
         hits = store.search(parse_query("bc"))

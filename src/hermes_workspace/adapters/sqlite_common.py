@@ -190,6 +190,19 @@ def meta_json(conn: apsw.Connection, key: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def meta_version(conn: apsw.Connection, key: str) -> int | None:
+    """The whole number stored under ``key`` in the ``meta`` table (a schema version): ``None``
+    when there is no row, ``-1`` when the value is not a whole number (an unreadable layout,
+    which callers treat as an older one)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        return -1
+
+
 def folder_range(folder: Path) -> tuple[str, str]:
     """``(low, high)`` such that ``low <= p < high`` holds exactly for the stored paths ``p`` under
     ``folder`` (``'0'`` is the code point after ``'/'``): a range an index on ``abs_path`` answers,

@@ -84,7 +84,7 @@ History: 1 indexed the text as written; 2 indexes it through
 :func:`~hermes_workspace.domain.text_normalization.normalize_for_search` (Arabic letter variants
 folded, diacritics and tatweel removed, definite article stripped), which version-1 rows lack;
 3 also leaves out of the indexed copy the one-character words that stand alone between
-whitespace (see :func:`_indexed_text`); 4 indexes Chinese, Japanese and Korean runs (in
+whitespace (see :func:`indexed_text`); 4 indexes Chinese, Japanese and Korean runs (in
 ``content``, ``section`` and ``path``) as overlapping character bigrams
 (:func:`~hermes_workspace.domain.text_normalization.cjk_bigrams`), where version 3 had one token
 per run, so its rows would miss a query word inside a run; 5 adds each chunk's ``breadcrumb``
@@ -95,7 +95,7 @@ original), which version-5 rows of documents lack (they were not indexed before 
 _LONE_CHARACTER = re.compile(r"(?<!\S)\S(?!\S)")
 
 
-def _indexed_text(text: str) -> str:
+def indexed_text(text: str) -> str:
     """The copy of ``text`` that FTS5 indexes: :func:`normalize_for_search`, then every
     one-character word standing alone between whitespace replaced by a space.
 
@@ -137,7 +137,7 @@ row's length, so a weight is "how many body mentions one mention here is worth":
 def _breadcrumb_words(chunk: Chunk) -> str | None:
     """The indexed copy of a chunk's breadcrumb and definition names (each once), or ``None``."""
     names = dict.fromkeys(n for n in (chunk.breadcrumb, *chunk.definitions) if n)
-    return _indexed_text("\n".join(names)) if names else None
+    return indexed_text("\n".join(names)) if names else None
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 """How long a connection waits for another one's lock before failing (milliseconds)."""
@@ -653,8 +653,8 @@ class SqliteFts5Store(IndexFileConnection):
                     [
                         (
                             chunk_id,
-                            _indexed_text(c.content),
-                            None if c.section is None else _indexed_text(c.section),
+                            indexed_text(c.content),
+                            None if c.section is None else indexed_text(c.section),
                             fts_path_words,
                             _breadcrumb_words(c),
                         )

@@ -4,7 +4,7 @@ vectors. The host's files are never opened here; the use case reads the host and
 :class:`~hermes_workspace.domain.history.MessageChunk` lists.
 
 Binding: ``apsw``, as :class:`~.sqlite_fts5_store.SqliteFts5Store`, with the same FTS5 tokenizer,
-the same indexed copy of the text (:func:`~.sqlite_fts5_store._indexed_text`: Arabic
+the same indexed copy of the text (:func:`~.sqlite_fts5_store.indexed_text`: Arabic
 normalization, lone one-character words left out, Chinese, Japanese and Korean runs as character
 bigrams) and the same query compiler (:func:`~.sqlite_fts5_store.compile_fts5_match`), so a
 keyword query finds the same words in history as in the workspace (compounds, CJK words, stop
@@ -76,8 +76,8 @@ from typing import Any, Literal
 
 import apsw
 
-from hermes_workspace.adapters.sqlite_common import IndexFileConnection, sqlite_int, translated_sqlite_errors
-from hermes_workspace.adapters.sqlite_fts5_store import FTS_TOKENIZER, _indexed_text, compile_fts5_match
+from hermes_workspace.adapters.sqlite_common import IndexFileConnection, meta_version, sqlite_int, translated_sqlite_errors
+from hermes_workspace.adapters.sqlite_fts5_store import FTS_TOKENIZER, indexed_text, compile_fts5_match
 from hermes_workspace.domain.errors import EmbedderUnavailableError, StoreError, StoreUnusableError
 from hermes_workspace.domain.history import HistoryMatch, MessageChunk, SessionStat
 from hermes_workspace.domain.query import Query
@@ -180,9 +180,9 @@ def _from_db(value: str | bytes) -> str:
 
 
 def _fts_text(text: str) -> str:
-    """The copy of a chunk's content FTS5 indexes (:func:`_indexed_text`), lone surrogates as
+    """The copy of a chunk's content FTS5 indexes (:func:`indexed_text`), lone surrogates as
     spaces."""
-    indexed = _indexed_text(text)
+    indexed = indexed_text(text)
     return indexed if indexed.isascii() else _SURROGATE.sub(" ", indexed)
 
 
@@ -358,13 +358,7 @@ class SqliteHistoryIndex(IndexFileConnection):
 
     @staticmethod
     def _read_version(conn: apsw.Connection) -> int | None:
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
-        if row is None:
-            return None
-        try:
-            return int(row[0])
-        except (TypeError, ValueError):
-            return -1  # unreadable: an older layout for our purposes, rebuilt
+        return meta_version(conn, _VERSION_KEY)
 
     def _before_close(self, conn: apsw.Connection) -> None:
         """``PRAGMA optimize`` before the connection is released, as the store does."""

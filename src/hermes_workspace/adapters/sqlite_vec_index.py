@@ -52,6 +52,7 @@ from hermes_workspace.adapters.sqlite_common import (
     IndexFileConnection,
     immediate_transaction,
     meta_json,
+    meta_version,
     open_index_connection,
     translated_sqlite_errors,
     path_filters,
@@ -289,13 +290,7 @@ class SqliteVecIndex(IndexFileConnection):
 
     @staticmethod
     def _version(conn: apsw.Connection) -> int | None:
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
-        if row is None:
-            return None
-        try:
-            return int(row[0])
-        except (TypeError, ValueError):
-            return -1
+        return meta_version(conn, _VERSION_KEY)
 
     @classmethod
     def _usable(cls, conn: apsw.Connection) -> bool:
