@@ -470,3 +470,75 @@ def test_a_keyword_search_never_asks_the_embedder_and_home_reports_disabled() ->
     assert again.semantic_status == "ready" and embedder.asked == asked
     home = use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/tmp/nowhere")))
     assert home.semantic_status == "disabled" and home.results == []
+
+
+def test_a_linked_working_directory_finds_the_project_of_its_real_folder(tmp_path: Path) -> None:
+    from hermes_workspace.adapters.filesystem_probe import git_root
+
+    outer = tmp_path / "clone"  # a repository holding the link, as a checkout the user works in
+    (outer / ".git").mkdir(parents=True)
+    real = tmp_path / "src" / "helix"
+    real.mkdir(parents=True)
+    link = outer / "lnk"
+    link.symlink_to(real)
+    project = HostProject("p_helix", "Helix", (str(real),))
+    host = InMemorySessionHistory(
+        [project], [HostSession("s1", "genome", 1.0, str(real), str(real))],
+        [HostMessage(1, "s1", "user", "the genome variant pipeline", 2.0)])
+    index = InMemoryHistoryIndex()
+    sync = SyncHistory(host, index, ParagraphChunker(), roles=("user",), chunk_words=200)
+    use_case = SearchProjectHistory(host, index, sync, WhitespaceTokenCounter(), InMemoryConsentStore(),
+                                    git_root=git_root)
+    for folder in (link, link / "sub", real):
+        result = use_case.execute(HistoryRequest("genome", mode="keyword", cwd=folder))
+        assert result.project.id == "p_helix" and _ids(result) == [("s1", 1)], folder
+    # A linked folder of no project: its repository is the real folder's, never the link's.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (outer / "other").symlink_to(plain)
+    assert use_case.execute(HistoryRequest("genome", cwd=outer / "other")).project.reason == "no_project"
+
+
+def test_limit_counts_messages_even_when_many_parts_of_one_message_match() -> None:
+    long = "\n\n".join(f"part {i} about the kubernetes cluster" for i in range(30))
+    host = InMemorySessionHistory(
+        [P], [HostSession("s1", "t", 1.0, "/src/alpha")],
+        [HostMessage(1, "s1", "assistant", long, 1.0)]
+        + [HostMessage(10 + i, "s1", "user", f"kubernetes question {i}", 2.0 + i) for i in range(45)])
+    use_case, _ = _search(host, chunker=ParagraphChunker(), max_tokens=100_000)
+    use_case.sync.chunk_words = 5  # every paragraph of the long message is a part of its own
+    result = use_case.execute(HistoryRequest("kubernetes", mode="keyword", cwd=Path("/src/alpha"), limit=40,
+                                             context_messages=0))
+    assert len(result.results) == 40 and len(set(_ids(result))) == 40
+
+
+def test_a_repository_name_is_checked_and_a_registered_folder_is_its_project() -> None:
+    use_case, _ = _search(_host())
+    for bad in ("git:", "git:relative/x", "git:  "):
+        with pytest.raises(UsageError):
+            use_case.execute(HistoryRequest("deployment", project=bad))
+    inside = use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/src/beta/"))
+    assert inside.project.id == "p_beta" and {s for s, _ in _ids(inside)} == {"s_q1"}
+    unknown = use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/nowhere"))
+    assert unknown.results == [] and unknown.sessions_in_scope == 0
+    assert "the host has no session in this project yet" in unknown.notes
+
+
+def test_a_query_without_words_searches_nothing_on_either_side() -> None:
+    embedder = HashEmbedder()
+    use_case, _ = _search(_host(), embedder=embedder)
+    for text in ("!!!", "...", "*", "a"):
+        result = use_case.execute(HistoryRequest(text, cwd=Path("/src/alpha")))
+        assert result.results == [] and embedder.queries_embedded == 0
+        assert "no word to search for" in " ".join(result.notes)
+
+
+@pytest.mark.parametrize(("key", "value"), [("limit", 500), ("limit", 0), ("context_messages", 21), ("max_tokens", 50),
+                                            ("chunk_size", 5), ("roles", "")])
+def test_history_settings_out_of_range_are_config_errors(key: str, value: object) -> None:
+    from hermes_workspace.domain.config import WorkspaceConfig
+    from hermes_workspace.domain.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        WorkspaceConfig.from_dict({"knowledgebase": {"history": {key: value}}})
+    assert f"knowledgebase.history.{key}" in caught.value.message

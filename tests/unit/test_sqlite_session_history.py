@@ -429,3 +429,15 @@ def test_the_change_token_moves_only_when_the_host_commits(tmp_path: Path) -> No
             second = history.change_token()
             assert second != first
             assert history.change_token() == second
+
+
+def test_a_registry_file_named_in_config_must_exist(tmp_path: Path) -> None:
+    database = tmp_path / "state.db"
+    with build_host_database(database) as host:
+        host.add_session("s1", title="t", started_at=1.0, cwd="/w")
+    missing = tmp_path / "nope" / "projects.db"
+    assert SqliteSessionHistory(database, missing).projects() == []  # a host that keeps no registry
+    with SqliteSessionHistory(database, missing, projects_required=True) as history:
+        with pytest.raises(HistoryUnavailableError) as caught:
+            history.projects()
+    assert "registry" in caught.value.message and "projects_database" in caught.value.hint

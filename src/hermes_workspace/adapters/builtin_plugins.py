@@ -157,4 +157,7 @@ def hermes_state_history(context: PluginContext) -> SessionHistory:
     projects = history.projects_database
     if projects is None and (context.home / "projects.db").is_file():
         projects = context.home / "projects.db"
-    return SqliteSessionHistory(database, projects, schema=history.schema)
+    # A registry file named in config must exist: a typo would otherwise attribute every session
+    # to its git repository, silently.
+    return SqliteSessionHistory(database, projects, schema=history.schema,
+                                projects_required=history.projects_database is not None)

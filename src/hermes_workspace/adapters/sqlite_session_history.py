@@ -155,8 +155,9 @@ class SqliteSessionHistory:
 
     - A missing ``database`` raises :class:`HistoryUnavailableError`; a missing registry (no
       ``projects_database`` file, or no ``projects`` table) is a host that keeps none:
-      :meth:`projects` returns ``[]``. A ``projects`` table without its ``project_folders`` table
-      is a misconfigured name and raises.
+      :meth:`projects` returns ``[]``; with ``projects_required`` (the file was named in config)
+      a missing ``projects_database`` file raises instead. A ``projects`` table without its
+      ``project_folders`` table is a misconfigured name and raises.
     - A required table or column that is missing raises, naming it and the
       ``knowledgebase.history.schema.<table>.<field>`` setting; so does an optional column the
       schema names but the table lacks (set it to ``null``), except ``sessions.project_id``,
@@ -188,7 +189,10 @@ class SqliteSessionHistory:
         projects_database: Path | None = None,
         schema: HistorySchema | None = None,
         busy_timeout_ms: int = 2000,
+        *,
+        projects_required: bool = False,
     ) -> None:
+        self.projects_required = projects_required
         self.database = Path(os.path.abspath(Path(database).expanduser()))
         given = Path(os.path.abspath(Path(projects_database).expanduser())) if projects_database else None
         self.projects_database = None if given is None or _same_path(given, self.database) else given
@@ -218,6 +222,11 @@ class SqliteSessionHistory:
         with self._translated("read the projects", path):
             conn = self._connection(path, optional=self.projects_database is not None)
             if conn is None:
+                if self.projects_required:
+                    raise HistoryUnavailableError(
+                        f"the host's project registry {path} does not exist",
+                        hint="Fix knowledgebase.history.projects_database in config.yaml (or remove it: the "
+                             "registry is then read from the session database, or from HERMES_HOME/projects.db).")
                 return []
             projects = self._layout(conn, path, "projects", optional=True)
             if projects is None:

@@ -9,6 +9,7 @@ so the index holds sessions and messages, never projects.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from hermes_workspace.domain.history import (
     HOME_REASONS,
     HOME_UNKNOWN_SESSION,
     MAX_CONTEXT_MESSAGES,
+    MAX_HISTORY_LIMIT,
     HistoryMatch,
     HostMessage,
     HostSession,
@@ -40,10 +42,10 @@ from hermes_workspace.domain.history import (
     ProjectFolders,
     ProjectScope,
     attribute,
-    auto_scope,
     content_hash,
     excerpt,
     explicit_scope,
+    path_key,
     session_link,
     session_scope,
     sessions_in_scope,
@@ -346,7 +348,7 @@ def resolve_scope(
     if request.project:
         wanted = request.project.strip()
         if wanted.startswith(AUTO_PREFIX):
-            return auto_scope(wanted[len(AUTO_PREFIX):])
+            return repository_scope(folders, wanted[len(AUTO_PREFIX):])
         project = folders.find(wanted)
         if project is None:
             names = ", ".join(f"{p.id} ({p.name})" for p in folders.projects.values()) or "none"
@@ -354,20 +356,33 @@ def resolve_scope(
                              hint=f"Registered projects: {names}. A git repository is named git:<folder>.")
         return explicit_scope(project)
     folder = Path(request.cwd) if request.cwd is not None else Path.cwd()
-    candidates = [folder.absolute()]
+    written = folder.absolute()
     try:
         real = folder.resolve()
-    except OSError:
-        real = candidates[0]
-    if real != candidates[0]:
-        candidates.append(real)
-    scope = ProjectScope("home")
-    for path in candidates:
-        root = git_root(path)
-        scope = attribute(folders, cwd=str(path), git_root=str(root) if root is not None else None)
-        if not scope.is_home:
-            return scope
-    return scope
+    except (OSError, RuntimeError):
+        real = written
+    # A registered folder may be known by the path as written (a link the user works through) or
+    # by its real path; the repository is the real one (as git itself finds it through links).
+    for path in dict.fromkeys((written, real)):
+        project = folders.match(str(path))
+        if project is not None:
+            return explicit_scope(project)
+    root = git_root(real)
+    return attribute(folders, cwd=str(real), git_root=str(root) if root is not None else None)
+
+
+def repository_scope(folders: ProjectFolders, root: str) -> ProjectScope:
+    """The scope named ``git:<root>``: the registered project holding ``root`` when there is
+    one (a repository inside a project folder belongs to the project), else the repository's own.
+
+    Raises:
+        UsageError: ``root`` is empty or not an absolute path.
+    """
+    key = path_key(root)
+    if not key or not (key.startswith("/") or re.match(r"^[a-z]:/", key)):
+        raise UsageError(f"git:{root} does not name a repository folder",
+                         hint="Give the repository's absolute folder, as project.id shows it: git:/home/me/src/app.")
+    return attribute(folders, cwd=None, git_root=key)
 
 
 class SearchProjectHistory:
@@ -428,11 +443,21 @@ class SearchProjectHistory:
         in_scope = sessions_in_scope(folders, sessions, scope)
         result.sessions_in_scope = len(in_scope)
         ids = [s.id for s in in_scope]
+        if not ids:
+            result.notes.append("the host has no session in this project yet")
+        query = parse_query(request.query)
+        if query.is_empty:
+            # Punctuation or one-letter words only: nothing to match, and a vector of such a
+            # query is noise (its nearest messages would be returned as if they answered).
+            result.notes.append("the query has no word to search for (letters or digits, two or more)")
+            self._report_status(scope, ids, result)
+            self._expand([], {}, request, limit, context, budget, result)
+            return result
         per_side = max(CANDIDATES_PER_SIDE, limit)
         keyword: list[HistoryMatch] = []
         semantic: list[HistoryMatch] = []
         if mode in ("hybrid", "keyword"):
-            keyword = self.index.keyword_search(parse_query(request.query), ids, per_side)
+            keyword = _by_message(lambda k: self.index.keyword_search(query, ids, k), per_side)
         if mode in ("hybrid", "semantic"):
             semantic = self._semantic(request.query, scope, ids, result, per_side)
         else:
@@ -440,7 +465,7 @@ class SearchProjectHistory:
         if mode == "semantic" and result.semantic_status not in ("ready", "partial"):
             result.notes.append("semantic search is not available here; keyword results instead")
             result.mode = "keyword"
-            keyword = self.index.keyword_search(parse_query(request.query), ids, per_side)
+            keyword = _by_message(lambda k: self.index.keyword_search(query, ids, k), per_side)
         elif mode == "hybrid" and result.semantic_status not in ("ready", "partial"):
             result.mode = "keyword"
             result.notes.append(f"semantic side {result.semantic_status}: keyword results only")
@@ -461,8 +486,8 @@ class SearchProjectHistory:
         if not (request.query or "").strip():
             raise UsageError("the query is empty", hint="Give the words to look for in the project's history.")
         limit = self.settings.limit if request.limit is None else request.limit
-        if not 1 <= limit <= 100:
-            raise UsageError(f"limit must be between 1 and 100, got {limit}")
+        if not 1 <= limit <= MAX_HISTORY_LIMIT:
+            raise UsageError(f"limit must be between 1 and {MAX_HISTORY_LIMIT}, got {limit}")
         context = self.settings.context_messages if request.context_messages is None else request.context_messages
         if not 0 <= context <= MAX_CONTEXT_MESSAGES:
             raise UsageError(f"context must be between 0 and {MAX_CONTEXT_MESSAGES} messages, got {context}")
@@ -511,7 +536,8 @@ class SearchProjectHistory:
             if embedder.coverage(query) < COVERAGE_THRESHOLD:
                 result.notes.append("the embedding model does not read the query's language; keyword side only")
                 return []
-            return self.index.vector_search(signature, embedder.embed_query(query), ids, per_side)
+            vector = embedder.embed_query(query)
+            return _by_message(lambda k: self.index.vector_search(signature, vector, ids, k), per_side)
         except (EmbedderUnavailableError, ConsentRequiredError) as exc:
             result.semantic_status = "unavailable"
             result.notes.append(f"semantic side unavailable: {exc.message}")
@@ -620,9 +646,12 @@ class SearchProjectHistory:
             kept.pop()  # the note about what was left out did not fit beside the last hit
             omitted += 1
         if result.tokens > budget:
+            long_query = self.counter.count(request.query) > budget // 4
             raise UsageError(
                 f"max_tokens {budget} is below the smallest response to this search ({result.tokens} tokens "
-                "without any hit)", hint=f"Give max_tokens of at least {result.tokens}, more to see hits.")
+                "without any hit)",
+                hint=f"Give max_tokens of at least {result.tokens}, more to see hits."
+                     + (" The query is repeated in the response: a shorter one needs less." if long_query else ""))
 
     def _settle_tokens(self, result: HistorySearchResult) -> int:
         """Set ``result.tokens`` to the token count of the response that holds it (the larger of
@@ -655,6 +684,23 @@ class SearchProjectHistory:
             if fits():
                 return True
         return False
+
+
+MAX_CANDIDATES = 4_000
+"""The most message parts one side of a search reads while collecting distinct messages."""
+
+
+def _by_message(search: Callable[[int], list[HistoryMatch]], wanted: int) -> list[HistoryMatch]:
+    """``search(k)``'s best ``k`` parts, with ``k`` doubled until they hold ``wanted`` distinct
+    messages or the side has no more (several parts of one long message can match: counting
+    parts would return fewer messages than asked for)."""
+    k = wanted
+    while True:
+        matches = search(k)
+        messages = {(m.session_id, m.message_id) for m in matches}
+        if len(messages) >= wanted or len(matches) < k or k >= MAX_CANDIDATES:
+            return matches
+        k = min(MAX_CANDIDATES, k * 2)
 
 
 def _neighbour(message: HostMessage) -> dict[str, Any]:

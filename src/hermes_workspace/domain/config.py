@@ -31,6 +31,7 @@ from hermes_workspace.domain.history import (
     DEFAULT_HISTORY_CHUNK_WORDS,
     DEFAULT_ROLES,
     MAX_CONTEXT_MESSAGES,
+    MAX_HISTORY_LIMIT,
     HistorySchema,
     history_schema,
 )
@@ -899,8 +900,9 @@ def _history(data: Mapping[str, Any], base_dir: Path | None) -> HistoryConfig:
         raise ConfigError(f"{p}context_messages must be >= 0 and <= {MAX_CONTEXT_MESSAGES}, got {context}")
     if not 100 <= max_tokens <= 1_000_000:
         raise ConfigError(f"{p}max_tokens must be >= 100 and <= 1000000, got {max_tokens}")
-    if not 1 <= limit <= MAX_DEFAULT_LIMIT:
-        raise ConfigError(f"{p}limit must be >= 1 and <= {MAX_DEFAULT_LIMIT}, got {limit}")
+    if not 1 <= limit <= MAX_HISTORY_LIMIT:
+        raise ConfigError(f"{p}limit must be >= 1 and <= {MAX_HISTORY_LIMIT}, got {limit}",
+                          hint="It is the number of hits a history search returns by default.")
     if not 20 <= chunk_size <= MAX_CHUNK_SIZE:
         raise ConfigError(f"{p}chunk_size must be >= 20 and <= {MAX_CHUNK_SIZE}, got {chunk_size}",
                           hint=f"It counts words; the default is {DEFAULT_HISTORY_CHUNK_WORDS}.")

@@ -52,8 +52,8 @@ HOME_UNKNOWN_SESSION = "unknown_session"
 HOME_REASONS = {
     HOME_NO_LOCATION: "the conversation has no working directory and no git repository, so it belongs to no "
                       "project; project history is searched only inside a project",
-    HOME_NO_PROJECT: "the working directory is in no registered project folder and in no git repository, so it "
-                     "belongs to no project; project history is searched only inside a project",
+    HOME_NO_PROJECT: "the conversation's working directory is in no registered project folder and in no git "
+                     "repository, so it belongs to no project; project history is searched only inside a project",
     HOME_UNKNOWN_SESSION: "the host has no session with this id, so its project is unknown",
 }
 """What each Home-bucket reason tells the user (the ``message`` of an empty result)."""
@@ -81,6 +81,9 @@ DEFAULT_NEIGHBOUR_CHARS = 240
 
 MAX_CONTEXT_MESSAGES = 20
 """Upper bound of the neighbours asked for on each side."""
+
+MAX_HISTORY_LIMIT = 100
+"""Upper bound of the hits of one history search (``--limit``, ``knowledgebase.history.limit``)."""
 
 
 @lru_cache(maxsize=65_536)
