@@ -138,10 +138,13 @@ def test_search_human_output(capsys: pytest.CaptureFixture[str], configured: Wor
         "project: Alpha (explicit, p_alpha); 2 sessions; mode keyword; semantic disabled",
         "",
         f"@session:s_alpha_2  #{ids['alpha_e1042']} assistant  2026-06-01 09:00  [keyword]  Parser design",
+        f"  ^ #{ids['alpha_question']} user: Should the parser keep a symbol table per module?",
         "  Yes: one symbol table per module, merged at link time; error E1042 means a duplicate symbol.",
         "",
         f"@session:s_alpha_2  #{ids['alpha_question']} user  2026-06-01 09:00  [keyword]  Parser design",
         "  Should the parser keep a symbol table per module?",
+        f"  v #{ids['alpha_e1042']} assistant: Yes: one symbol table per module, merged at link time; error E1042 "
+        "means a duplicate symbol.",
         f"note: {NO_EMBEDDER_NOTE}",
     ]
     code, out, _ = run(capsys, "--human", "history", "search", "E1042", "--cwd", str(configured.scratch))
@@ -221,16 +224,18 @@ def test_index_and_status(capsys: pytest.CaptureFixture[str], home: Path, config
         "provider": "hermes-state",
         "index": index_file(home),
         "counts": {"sessions": 7, "messages": 55, "chunks": 55, "vectors": 0},
-        "host": {"projects": 2, "sessions": 7},
+        "host": {"projects": 2, "sessions": 7, "messages": 55},
         "embedder": None,
         "remote_service": None,
         "consents": [],
+        "notes": [],
     }
     code, out, _ = run(capsys, "--human", "history", "status")
     assert code == 0
     assert out.splitlines() == [
-        f"database: {configured.database}", f"index: {index_file(home)}", "embedder: None", "remote_service: None",
-        "indexed: sessions 7, messages 55, chunks 55, vectors 0", "host: 2 projects, 7 sessions",
+        f"database: {configured.database}", f"index: {index_file(home)}", "embedder: none", "remote_service: none",
+        "indexed: sessions 7, messages 55, chunks 55, vectors 0",
+        "host: 2 projects, 7 sessions, 55 messages of the indexed roles",
     ]
 
 

@@ -326,7 +326,7 @@ def test_new_edited_and_deleted_messages_are_picked_up_by_the_next_search(keywor
     assert (deleted.results, deleted.sessions_in_scope) == ([], 1)
     assert deleted.sync is not None and (deleted.sync.sessions, deleted.sync.removed) == (0, 1)
     assert status["counts"] == {"sessions": 6, "messages": 53, "chunks": 53, "vectors": 0}
-    assert status["host"] == {"projects": 2, "sessions": 6}
+    assert status["host"] == {"projects": 2, "sessions": 6, "messages": 53}
 
 
 # -- consent for a remote embedder -------------------------------------------------------------------

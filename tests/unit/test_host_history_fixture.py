@@ -192,3 +192,9 @@ def test_move_acts_as_the_host_moving_a_session(tmp_path: Path, capsys: pytest.C
         moved = next(s for s in history.sessions() if s.id == session.id)
     assert (moved.cwd, moved.git_root, moved.project_id) == (f"{target.folders[0]}/src", target.folders[0], target.id)
     assert main([str(database), "--move", "no-such-session", "--to", str(base)]) == 1
+    # To a folder of no project and no repository: no git root is recorded, the session is in no project.
+    assert main([str(database), "--projects-db", str(projects), "--move", session.id, "--to", str(base / "scratch")]) == 0
+    with SqliteSessionHistory(database, projects) as history:
+        moved = next(s for s in history.sessions() if s.id == session.id)
+        scope = session_scope(ProjectFolders(history.projects()), moved)
+    assert (moved.git_root, moved.project_id, scope.kind) == (None, None, "home")

@@ -542,3 +542,15 @@ def test_history_settings_out_of_range_are_config_errors(key: str, value: object
     with pytest.raises(ConfigError) as caught:
         WorkspaceConfig.from_dict({"knowledgebase": {"history": {key: value}}})
     assert f"knowledgebase.history.{key}" in caught.value.message
+
+
+def test_index_reports_an_embedder_failure_with_what_is_still_pending() -> None:
+    from hermes_workspace.domain.errors import EmbedderUnavailableError
+
+    host, embedder, consents = _host(), HashEmbedder(), InMemoryConsentStore()
+    index = InMemoryHistoryIndex()
+    sync = SyncHistory(host, index, ParagraphChunker(), roles=("user", "assistant"), chunk_words=200)
+    embedder.fail = EmbedderUnavailableError("endpoint down")
+    report = index_project_history(sync, host, index, consents, embedder=embedder, remote_service=None)
+    assert (report["semantic_status"], report["embedded"], report["pending"]) == ("unavailable", 0, 7)
+    assert report["error"]["code"] == "embedder_unavailable"

@@ -777,7 +777,9 @@ def index_project_history(
     except (EmbedderUnavailableError, ConsentRequiredError) as exc:
         out["semantic_status"] = "unavailable"
         out["error"] = exc.to_json()
-    done, total = index.vector_counts(embedder.signature, allowed) if "error" not in out else (0, 0)
+    # After a failure the embedder is not asked again: progress is that of the vectors stored.
+    signature = embedder.signature if "error" not in out else index.vector_signature
+    done, total = index.vector_counts(signature or "", allowed)
     out["pending"] = total - done
     if "error" not in out:
         out["semantic_status"] = "ready" if done >= total else "partial"

@@ -1151,8 +1151,8 @@ class Workspace:
     def history_status(self) -> dict[str, Any]:
         """What ``history status`` prints: ``database`` (the host store), ``index`` (our file),
         ``counts`` (``sessions, messages, chunks, vectors`` indexed), ``host`` (``projects``,
-        ``sessions``), ``embedder`` (signature or ``None``), ``remote_service`` and ``consents``.
-        Reads the host and our index; writes nothing.
+        ``sessions``, ``messages`` of the indexed roles), ``embedder`` (its provider or ``None``),
+        ``remote_service``, ``consents`` and ``notes``. Reads the host and our index; writes nothing.
 
         Raises:
             HistoryUnavailableError: the host's store cannot be read.
@@ -1162,16 +1162,29 @@ class Workspace:
         history = container.session_history()
         embedder = container.history_embedder()
         service = container.history_settings().remote_service
+        stats = history.session_stats(settings.roles)  # also checks the messages table's names
+        host = {"projects": len(history.projects()), "sessions": len(history.sessions()),
+                "messages": sum(stat.messages for stat in stats.values())}
+        notes = []
+        if not host["messages"]:
+            notes.append(f"the host store has no message of the roles indexed ({', '.join(settings.roles) or 'any'}); "
+                         "check knowledgebase.history.roles")
+        counts = container.history_index().counts()
+        if embedder is not None and counts["vectors"] < counts["chunks"]:
+            notes.append("message parts without a vector: sessions in no project are never embedded; others wait "
+                         "for `history index` or the next search of their project" +
+                         (", and a consent for the remote service" if service else ""))
         return {
             "database": str(settings.database or self.home / "state.db"),
             "provider": settings.provider,
             "index": str(container.history_index_path()),
-            "counts": container.history_index().counts(),
-            "host": {"projects": len(history.projects()), "sessions": len(history.sessions())},
+            "counts": counts,
+            "host": host,
             "embedder": None if embedder is None else container.settings().embedder.provider,
             "remote_service": service,
             "consents": [{"service": s, "project": p, "granted_at": at}
                          for s, p, at in container.consent_store().consents()],
+            "notes": notes,
         }
 
     def history_consent(self, project: str, *, service: str | None = None, revoke: bool = False) -> dict[str, Any]:

@@ -477,6 +477,12 @@ def history_index_command(*, full: bool = False) -> _Output:
     """
     with _workspace() as ws:
         report = ws.history_index(full=full)
+    if report.get("error"):
+        from hermes_workspace.logs import get_logger
+
+        # As `index`: the keyword index is up to date (exit 0); the embedding failure is a warning.
+        get_logger("hermes_workspace.history").warning(
+            f"embedding stopped: {report['error']['message']}", hint=report["error"].get("hint"))
 
     def human(con: Any) -> None:
         sync = report["sync"]
@@ -499,11 +505,16 @@ def history_status_command() -> _Output:
 
     def human(con: Any) -> None:
         for key in ("database", "index", "embedder", "remote_service"):
-            con.print(f"{key}: {data[key]}", markup=False)
+            con.print(_safe(f"{key}: {data[key] if data[key] is not None else 'none'}"), markup=False)
         con.print("indexed: " + ", ".join(f"{k} {v}" for k, v in data["counts"].items()), markup=False)
-        con.print(f"host: {data['host']['projects']} projects, {data['host']['sessions']} sessions", markup=False)
+        host = data["host"]
+        con.print(f"host: {host['projects']} projects, {host['sessions']} sessions, {host['messages']} messages "
+                  "of the indexed roles", markup=False)
         for consent in data["consents"]:
-            con.print(f"consent: {consent['project']} -> {consent['service']} ({consent['granted_at']})", markup=False)
+            con.print(_safe(f"consent: {consent['project']} -> {consent['service']} ({consent['granted_at']})"),
+                      markup=False)
+        for note in data["notes"]:
+            con.print(_safe(f"note: {note}"), markup=False)
 
     return _Output(data, human)
 
@@ -547,8 +558,14 @@ def _human_history(console: Any, result: Any) -> None:
         console.print()  # a blank line between hits; inside _safe its line feed would show as \x0a
         console.print(_safe(f"{hit['link']}  #{hit['message_id']} {hit['role']}  {hit['when'] or ''}  "
                             f"[{hit['score_source']}]  {hit['title'] or ''}"), markup=False, highlight=False)
-        for line in hit["snippet"].splitlines() or [""]:
-            console.print(_safe("  " + line), markup=False, highlight=False)
+        for side, marker in (("before", "  ^ "), ("after", "  v ")):
+            if side == "after":
+                for line in hit["snippet"].splitlines() or [""]:
+                    console.print(_safe("  " + line), markup=False, highlight=False)
+            for near in hit["context"][side]:
+                text = " ".join(near["text"].split())
+                console.print(_safe(f"{marker}#{near['message_id']} {near['role']}: {text[:160]}"), markup=False,
+                              highlight=False)
     for note in data["notes"]:
         console.print(_safe(f"note: {note}"), markup=False)
 

@@ -723,8 +723,8 @@ def create_folders(summary: HostSummary, base: Path) -> list[Path]:
 def move_session(database: Path, session_id: str, folder: str, *, projects_database: Path | None = None) -> str | None:
     """Act as the host moving a session to ``folder`` (its ``session.workspace.move``): the
     session's ``cwd`` becomes ``folder``, its git root the registered project folder holding
-    ``folder`` (else ``folder``), its ``project_id`` (when the table has one) that project's id
-    (else ``NULL``). Returns the project id.
+    ``folder`` (else the git repository holding it on disk, else ``NULL``), its ``project_id``
+    (when the table has one) that project's id (else ``NULL``). Returns the project id.
 
     Raises:
         KeyError: no session ``session_id``.
@@ -735,11 +735,18 @@ def move_session(database: Path, session_id: str, folder: str, *, projects_datab
         if not any(s.id == str(session_id) for s in history.sessions()):
             raise KeyError(f"no session {session_id!r} in {database}")
         project = ProjectFolders(history.projects()).match(folder)
-    owner = None
     if project is not None:
-        owner = max((f for f in project.folders if is_at_or_under(path_key(folder), path_key(f))), key=len)
+        repository: str | None = max(
+            (f for f in project.folders if is_at_or_under(path_key(folder), path_key(f))), key=len)
+    else:
+        # What the host records: the folder's git repository on disk, if any (none for a folder
+        # in no repository, which then belongs to no project).
+        from hermes_workspace.adapters.filesystem_probe import git_root
+
+        found = git_root(Path(folder)) if Path(folder).is_dir() else None
+        repository = str(found) if found is not None else None
     with HostWriter(database, projects_database=projects_database) as host:
-        host.move_session(session_id, cwd=folder, git_repo_root=owner or folder,
+        host.move_session(session_id, cwd=folder, git_repo_root=repository,
                           project_id=project.id if project is not None and host.project_id_column else None)
     return project.id if project is not None else None
 
@@ -796,7 +803,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line)
     print(f"built in {time.perf_counter() - began:.1f} s")
     if base is not None:
+        from hermes_workspace.adapters.filesystem_probe import git_root
+
         print(f"folders created under {base} (a search from {base}/scratch is in no project)")
+        outer = git_root(base)
+        if outer is not None:
+            print(f"warning: {base} is inside the git repository {outer}: a search from {base}/scratch "
+                  "belongs to that repository, not to no project; choose a --base outside any repository",
+                  file=sys.stderr)
     print("\nTo search it, in HERMES_HOME/config.yaml:\n\nknowledgebase:\n  history:\n"
           f"    database: {summary.database.resolve()}")
     if summary.projects_database is not None:
