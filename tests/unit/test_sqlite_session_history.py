@@ -429,6 +429,9 @@ def test_the_change_token_moves_only_when_the_host_commits(tmp_path: Path) -> No
             second = history.change_token()
             assert second != first
             assert history.change_token() == second
+            assert [s.cwd for s in history.sessions()] == ["/w"]
+            host.move_session("s1", cwd="/elsewhere")  # the session list is read again after a commit
+            assert [s.cwd for s in history.sessions()] == ["/elsewhere"]
 
 
 def test_a_registry_file_named_in_config_must_exist(tmp_path: Path) -> None:

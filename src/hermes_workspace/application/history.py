@@ -235,6 +235,13 @@ class HistoryResult:
     before: list[dict[str, Any]] = field(default_factory=list)
     after: list[dict[str, Any]] = field(default_factory=list)
 
+    def serialize(self, *, spaced: bool = False) -> str:
+        """The hit as JSON, compact or with spaces after separators (as in the response)."""
+        import json
+
+        separators = (", ", ": ") if spaced else (",", ":")
+        return json.dumps(self.to_json(), ensure_ascii=False, separators=separators)
+
     def to_json(self) -> dict[str, Any]:
         """Seed 003's fields (``session_id, link, title, message_id, snippet, score_source,
         when``) plus ``role``, ``score`` (fused RRF score) and ``context`` (``before``/``after``:
@@ -634,7 +641,19 @@ class SearchProjectHistory:
 
         kept: list[HistoryResult] = []
         omitted = 0
-        for position, (hit, content) in enumerate(candidates):
+        # Hits that surely fit are taken on an estimate (the frame's exact count plus each hit's
+        # own, with a margin for the note and for tokens merging at the joins); only the hits near
+        # the budget are measured exactly, on the whole response.
+        estimate = measure([], 0) + ESTIMATE_MARGIN
+        start = 0
+        for hit, _ in candidates:
+            cost = max(self.counter.count(hit.serialize()), self.counter.count(hit.serialize(spaced=True))) + 2
+            if estimate + cost > budget:
+                break
+            kept.append(hit)
+            estimate += cost
+            start += 1
+        for position, (hit, content) in enumerate(candidates[start:], start=start):
             later = len(candidates) - position - 1
             if measure(kept + [hit], later) <= budget or self._shrink(
                     hit, content, words, first=not kept, fits=lambda: measure(kept + [hit], later) <= budget):
@@ -685,6 +704,11 @@ class SearchProjectHistory:
                 return True
         return False
 
+
+ESTIMATE_MARGIN = 64
+"""Tokens kept free when hits are taken on their own counts (:meth:`SearchProjectHistory._expand`):
+room for the note about left-out hits (about 25 tokens) and for tokens merging or splitting where
+hits are joined; the exact count of the whole response decides the rest."""
 
 MAX_CANDIDATES = 4_000
 """The most message parts one side of a search reads while collecting distinct messages."""
