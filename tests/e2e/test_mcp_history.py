@@ -22,6 +22,7 @@ pytest.importorskip("mcp")
 from tests.e2e.test_mcp_transports import (  # noqa: E402
     HANG_GUARD_SECONDS,
     kill_after,
+    reap,
     rpc_answer,
     rpc_initialize,
     rpc_send,
@@ -83,13 +84,7 @@ def stdio_server(home: Path, cwd: Path, *flags: str) -> Iterator[Session]:
         process.stdin.close()  # end of file: the server ends by itself
         assert process.wait() == 0
     finally:
-        guard.cancel()
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        reap(process, guard)
 
 
 def ids(document: dict[str, Any]) -> list[tuple[str, int]]:

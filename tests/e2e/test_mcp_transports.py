@@ -58,6 +58,18 @@ def kill_after(process: subprocess.Popen[Any], seconds: float) -> threading.Time
     return timer
 
 
+def reap(process: subprocess.Popen[str], guard: Any) -> None:
+    """End a test's server process for good: cancel its hang guard, kill it if it still runs,
+    wait for it and close its pipes."""
+    guard.cancel()
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
 def rpc_send(process: subprocess.Popen[str], message: dict[str, Any]) -> None:
     """Write one JSON-RPC message to a stdio server."""
     assert process.stdin is not None
@@ -114,13 +126,7 @@ def test_stdio_initialize_list_search_then_exit_on_eof(indexed_home: Path) -> No
         assert process.wait() == 0
         assert process.stdout.read() == ""
     finally:
-        guard.cancel()
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        reap(process, guard)
 
 
 def test_stdio_with_the_sdk_client(indexed_home: Path) -> None:

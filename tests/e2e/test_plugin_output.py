@@ -15,7 +15,7 @@ from functools import partial
 
 import pytest
 
-from tests.e2e.test_mcp_transports import rpc_answer, rpc_initialize, rpc_send
+from tests.e2e.test_mcp_transports import reap, rpc_answer, rpc_initialize, rpc_send
 
 ROOT = Path(__file__).resolve().parents[2]
 HANG_GUARD_SECONDS = 120
@@ -107,10 +107,4 @@ def test_a_printing_plugin_leaves_the_mcp_stdio_wire_whole(loud_home: Path) -> N
         assert "print-plugin: chunking app.ini" in errors
         assert "print-plugin: written to file descriptor 1" in errors
     finally:
-        guard.cancel()
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        reap(process, guard)

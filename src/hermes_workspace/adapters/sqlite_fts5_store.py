@@ -60,6 +60,7 @@ from hermes_workspace.adapters.sqlite_common import (
     IndexFileConnection,
     folder_range,
     meta_json,
+    meta_version,
     immediate_transaction,
     open_index_connection,
     path_filters,
@@ -420,13 +421,7 @@ class SqliteFts5Store(IndexFileConnection):
 
     @staticmethod
     def _read_version(conn: apsw.Connection) -> int | None:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None:
-            return None
-        try:
-            return int(row[0])
-        except (TypeError, ValueError):
-            return -1
+        return meta_version(conn, "schema_version")
 
     def _ensure_schema(self, conn: apsw.Connection) -> None:
         with self._write_transaction(conn):
