@@ -179,6 +179,9 @@ def test_a_missing_host_store_is_history_unavailable_exit_66(
         (("--limit", "101"), "limit must be between 1 and 100, got 101"),
         (("--context", "21"), "context must be between 0 and 20 messages, got 21"),
         (("--max-tokens", "99"), "max_tokens must be between 100 and 1000000, got 99"),
+        (("--session", ""), "session_id is empty"),
+        (("--project", " "), "project is empty"),
+        (("--project", "git:relative/x"), "git:relative/x does not name a repository folder"),
     ],
 )
 def test_bad_arguments_are_usage_errors_exit_2(
@@ -265,10 +268,17 @@ def test_consent_without_a_remote_service(capsys: pytest.CaptureFixture[str], ho
     assert (code, data["error"]["code"]) == (2, "usage_error") and "p_alpha (Alpha)" in data["error"]["hint"]
     code, data, _ = run(capsys, "history", "consent", "--grant", "--project", "Alpha", "--service", service)
     assert (code, data["project"]) == (0, "p_alpha")
-    code, data, _ = run(capsys, "history", "consent", "--grant", "--project", "git:/x/tool/", "--service", service)
-    assert (code, data["project"]) == (0, "git:/x/tool")
+    code, data, _ = run(capsys, "history", "consent", "--grant", "--project", configured.tool_id + "/",
+                        "--service", service)
+    assert (code, data["project"]) == (0, configured.tool_id)
+    # A repository folder inside a registered project is that project; one no session is in is refused.
+    code, data, _ = run(capsys, "history", "consent", "--grant", "--project", f"git:{configured.alpha}",
+                        "--service", service)
+    assert (code, data["project"]) == (0, "p_alpha")
+    code, data, _ = run(capsys, "history", "consent", "--grant", "--project", "git:/x/tool", "--service", service)
+    assert (code, data["error"]["code"]) == (2, "usage_error")
     code, status, _ = run(capsys, "history", "status")
-    assert [c["project"] for c in status["consents"]] == ["git:/x/tool", "p_alpha"]
+    assert [c["project"] for c in status["consents"]] == [configured.tool_id, "p_alpha"]
 
 
 @pytest.mark.filterwarnings("ignore:A test tried to use socket")  # the one attempt after the consent

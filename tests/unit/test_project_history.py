@@ -554,3 +554,45 @@ def test_index_reports_an_embedder_failure_with_what_is_still_pending() -> None:
     report = index_project_history(sync, host, index, consents, embedder=embedder, remote_service=None)
     assert (report["semantic_status"], report["embedded"], report["pending"]) == ("unavailable", 0, 7)
     assert report["error"]["code"] == "embedder_unavailable"
+
+
+def test_a_project_registered_through_a_link_owns_the_sessions_recorded_under_the_real_folder(tmp_path: Path) -> None:
+    from hermes_workspace.adapters.filesystem_probe import git_root
+
+    real = tmp_path / "dev" / "tempo"
+    (real / ".git").mkdir(parents=True)
+    link = tmp_path / "lnktempo"
+    link.symlink_to(real)
+    project = HostProject("p_tempo", "Tempo", (str(link),))  # registered as the user typed it
+    host = InMemorySessionHistory(
+        [project], [HostSession("s1", "t", 1.0, str(real / "lib"), str(real))],  # recorded by getcwd()
+        [HostMessage(1, "s1", "user", "the metronome drifts", 2.0)])
+    index = InMemoryHistoryIndex()
+    sync = SyncHistory(host, index, ParagraphChunker(), roles=("user",), chunk_words=200)
+    use_case = SearchProjectHistory(host, index, sync, WhitespaceTokenCounter(), InMemoryConsentStore(),
+                                    git_root=git_root)
+    for request in (HistoryRequest("metronome", mode="keyword", cwd=link),
+                    HistoryRequest("metronome", mode="keyword", cwd=real),
+                    HistoryRequest("metronome", mode="keyword", project=f"git:{link}"),
+                    HistoryRequest("metronome", mode="keyword", project=f"git:{real}")):
+        result = use_case.execute(request)
+        assert (result.project.id, _ids(result)) == ("p_tempo", [("s1", 1)]), request
+
+
+def test_a_linked_repository_name_is_its_real_folder(tmp_path: Path) -> None:
+    real = tmp_path / "oss" / "tool"
+    real.mkdir(parents=True)
+    link = tmp_path / "lnk"
+    link.symlink_to(real)
+    host = InMemorySessionHistory([], [HostSession("s1", "t", 1.0, str(real), str(real))],
+                                  [HostMessage(1, "s1", "user", "plugin loader", 2.0)])
+    use_case, _ = _search(host)
+    result = use_case.execute(HistoryRequest("loader", mode="keyword", project=f"git:{link}"))
+    assert (result.project.id, _ids(result)) == (f"git:{real}", [("s1", 1)])
+
+
+def test_a_semantic_search_the_model_cannot_read_falls_back_to_keywords_and_says_so() -> None:
+    use_case, _ = _search(_host(), embedder=HashEmbedder())
+    result = use_case.execute(HistoryRequest("deployment 日本語の質問ですかそれとも", mode="semantic", cwd=Path("/src/alpha")))
+    assert result.mode == "keyword" and _ids(result) == [("s_p1", 1)]
+    assert any("does not read the query's language" in note for note in result.notes)

@@ -9,6 +9,7 @@ so the index holds sessions and messages, never projects.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ from hermes_workspace.domain.history import (
     MAX_HISTORY_LIMIT,
     HistoryMatch,
     HostMessage,
+    HostProject,
     HostSession,
     MessageChunk,
     ProjectFolders,
@@ -378,6 +380,38 @@ def resolve_scope(
     return attribute(folders, cwd=str(real), git_root=str(root) if root is not None else None)
 
 
+def project_folders(history: SessionHistory) -> ProjectFolders:
+    """The host's registered projects, each folder also under its real path when it exists here
+    and is reached through a link: a host that registered the path as typed (``/tmp/app``) and
+    records sessions' working directories as the system gives them (``/private/tmp/app``) still
+    attributes them to the project.
+
+    Raises:
+        HistoryUnavailableError: the registry cannot be read.
+    """
+    projects = []
+    for project in history.projects():
+        folders = list(project.folders)
+        for folder in project.folders:
+            real = _real_folder(folder)
+            if real is not None and real not in folders:
+                folders.append(real)
+        projects.append(HostProject(project.id, project.name, tuple(folders))
+                        if len(folders) > len(project.folders) else project)
+    return ProjectFolders(projects)
+
+
+def _real_folder(folder: str) -> str | None:
+    """``folder`` with its links resolved, when it exists on this machine and differs; else None."""
+    try:
+        if not os.path.isdir(folder):
+            return None
+        real = os.path.realpath(folder)
+    except (OSError, ValueError):
+        return None
+    return real if path_key(real) != path_key(folder) else None
+
+
 def repository_scope(folders: ProjectFolders, root: str) -> ProjectScope:
     """The scope named ``git:<root>``: the registered project holding ``root`` when there is
     one (a repository inside a project folder belongs to the project), else the repository's own.
@@ -389,7 +423,11 @@ def repository_scope(folders: ProjectFolders, root: str) -> ProjectScope:
     if not key or not (key.startswith("/") or re.match(r"^[a-z]:/", key)):
         raise UsageError(f"git:{root} does not name a repository folder",
                          hint="Give the repository's absolute folder, as project.id shows it: git:/home/me/src/app.")
-    return attribute(folders, cwd=None, git_root=key)
+    scope = attribute(folders, cwd=None, git_root=key)
+    real = _real_folder(key)
+    if scope.kind == "auto" and real is not None:
+        return attribute(folders, cwd=None, git_root=real)  # git records a repository by its real path
+    return scope
 
 
 class SearchProjectHistory:
@@ -438,7 +476,7 @@ class SearchProjectHistory:
         """
         mode, limit, context, budget = self._checked(request)
         report = self.sync.execute() if request.sync else None
-        folders = ProjectFolders(self.history.projects())
+        folders = project_folders(self.history)
         sessions = self.history.sessions()
         scope = resolve_scope(self.history, folders, sessions, request, self.git_root)
         result = HistorySearchResult(request.query, mode, scope, [], 0, self._idle_status(), max_tokens=budget,
@@ -462,20 +500,21 @@ class SearchProjectHistory:
             return result
         per_side = max(CANDIDATES_PER_SIDE, limit)
         keyword: list[HistoryMatch] = []
-        semantic: list[HistoryMatch] = []
+        semantic: list[HistoryMatch] | None = None
         if mode in ("hybrid", "keyword"):
             keyword = _by_message(lambda k: self.index.keyword_search(query, ids, k), per_side)
         if mode in ("hybrid", "semantic"):
             semantic = self._semantic(request.query, scope, ids, result, per_side)
         else:
             self._report_status(scope, ids, result)
-        if mode == "semantic" and result.semantic_status not in ("ready", "partial"):
+        if mode == "semantic" and semantic is None:
             result.notes.append("semantic search is not available here; keyword results instead")
             result.mode = "keyword"
             keyword = _by_message(lambda k: self.index.keyword_search(query, ids, k), per_side)
-        elif mode == "hybrid" and result.semantic_status not in ("ready", "partial"):
+        elif mode == "hybrid" and semantic is None:
             result.mode = "keyword"
             result.notes.append(f"semantic side {result.semantic_status}: keyword results only")
+        semantic = semantic or []
         titles = {s.id: s.title for s in in_scope}
         weights = (1.0, 1.0)
         if keyword and semantic:
@@ -511,11 +550,14 @@ class SearchProjectHistory:
     # -- the semantic side ---------------------------------------------------------------
 
     def _semantic(self, query: str, scope: ProjectScope, ids: list[str], result: HistorySearchResult,
-                  per_side: int) -> list[HistoryMatch]:
+                  per_side: int) -> list[HistoryMatch] | None:
+        """The semantic side's matches, or ``None`` when it did not run (no embedder, no consent,
+        no vector yet, a query in a language the model does not read, a failing model), with
+        ``semantic_status`` and a note saying why."""
         embedder = self.embedder
         if embedder is None:
             result.semantic_status = "disabled"
-            return []
+            return None
         service = self.settings.remote_service
         if service is not None and not self.consents.granted(service, scope.id or ""):
             result.semantic_status = "consent_required"
@@ -528,33 +570,33 @@ class SearchProjectHistory:
             }
             result.notes.append("nothing was sent to the remote embedding service: the user has not agreed to send "
                                 "this project's history to it")
-            return []
+            return None
         try:
             signature = embedder.signature
             self._catch_up(embedder, signature, ids)
             done, total = self.index.vector_counts(signature, ids)
             if total and done == 0:
                 result.semantic_status = "indexing"
-                return []
+                return None
             result.semantic_status = "ready" if done >= total else "partial"
             if done < total:
                 result.notes.append(f"{total - done} of {total} message parts have no vector yet; "
                                     "semantic hits come from the others")
             if embedder.coverage(query) < COVERAGE_THRESHOLD:
                 result.notes.append("the embedding model does not read the query's language; keyword side only")
-                return []
+                return None
             vector = embedder.embed_query(query)
             return _by_message(lambda k: self.index.vector_search(signature, vector, ids, k), per_side)
         except (EmbedderUnavailableError, ConsentRequiredError) as exc:
             result.semantic_status = "unavailable"
             result.notes.append(f"semantic side unavailable: {exc.message}")
-            return []
+            return None
         except WorkspaceError:
             raise
         except Exception as exc:  # noqa: BLE001 - a failing model never costs the keyword answer
             result.semantic_status = "unavailable"
             result.notes.append(f"semantic side unavailable: {type(exc).__name__}: {exc}")
-            return []
+            return None
 
     def _report_status(self, scope: ProjectScope, ids: list[str], result: HistorySearchResult) -> None:
         """``semantic_status`` of a keyword search, which neither embeds nor asks the embedder
@@ -661,29 +703,33 @@ class SearchProjectHistory:
                 continue
             omitted = len(candidates) - position
             break
-        while measure(kept, omitted) > budget and kept:
+        total = measure(kept, omitted)
+        while total > budget and kept:
             kept.pop()  # the note about what was left out did not fit beside the last hit
             omitted += 1
-        if result.tokens > budget:
+            total = measure(kept, omitted)
+        if total > budget:
+            minimum = total
             long_query = self.counter.count(request.query) > budget // 4
             raise UsageError(
-                f"max_tokens {budget} is below the smallest response to this search ({result.tokens} tokens "
+                f"max_tokens {budget} is below the smallest response to this search ({minimum} tokens "
                 "without any hit)",
-                hint=f"Give max_tokens of at least {result.tokens}, more to see hits."
+                hint=f"Give max_tokens of at least {minimum}, more to see hits."
                      + (" The query is repeated in the response: a shorter one needs less." if long_query else ""))
 
     def _settle_tokens(self, result: HistorySearchResult) -> int:
-        """Set ``result.tokens`` to the token count of the response that holds it (the larger of
-        its compact and spaced forms); the count is repeated until the number it prints settles."""
+        """Set ``result.tokens`` to the token count of the response as printed (compact JSON),
+        repeated until the number it prints settles; return the larger of that and the count of
+        the spaced form, which is what the budget is checked against."""
         tokens = result.max_tokens
         for _ in range(4):
             result.tokens = tokens
-            counted = max(self.counter.count(result.serialize()), self.counter.count(result.serialize(spaced=True)))
+            counted = self.counter.count(result.serialize())
             if counted == tokens:
                 break
             tokens = counted
         result.tokens = counted
-        return counted
+        return max(counted, self.counter.count(result.serialize(spaced=True)))
 
     @staticmethod
     def _shrink(hit: HistoryResult, content: str, words: list[str], *, first: bool, fits: Callable[[], bool]) -> bool:
@@ -771,7 +817,7 @@ def index_project_history(
                            "semantic_status": "disabled"}
     if embedder is None:
         return out
-    folders = ProjectFolders(history.projects())
+    folders = project_folders(history)
     sessions = history.sessions()
     allowed: list[str] = []
     for session in sessions:

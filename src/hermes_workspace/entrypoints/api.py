@@ -1115,6 +1115,9 @@ class Workspace:
                 raise UsageError(f"{name} must be a whole number or None, got {_shown(value)}")
             if isinstance(value, int) and value.bit_length() > _INT_BITS:
                 raise UsageError(f"{name} is far out of range")
+        for name, value in (("session_id", session_id), ("project", project)):
+            if value is not None and not value.strip():
+                raise UsageError(f"{name} is empty", hint=f"Leave {name} out, or give one.")
         if not (session_id or project or (cwd is not None and os.fspath(cwd).strip())):
             raise UsageError("history_search needs the conversation's session_id, a project, or a cwd",
                              hint="Pass cwd=os.getcwd() to search the project of the current folder.")
@@ -1220,13 +1223,25 @@ class Workspace:
         return {"service": service, "project": project, "granted": True}
 
     def _consent_project(self, wanted: str) -> str:
-        """The project id a consent is recorded under: ``git:<folder>`` normalized, or the id of
-        the registered project ``wanted`` names (id or name). Raises UsageError for any other."""
-        from hermes_workspace.domain.history import AUTO_PREFIX, ProjectFolders, path_key
+        """The project id a consent is recorded under, the one ``history_search`` reports for
+        ``wanted`` (a registered project's id or name, or ``git:<folder>``, which is the registered
+        project holding that folder when there is one).
 
-        if wanted.startswith(AUTO_PREFIX) and path_key(wanted[len(AUTO_PREFIX):]):
-            return AUTO_PREFIX + path_key(wanted[len(AUTO_PREFIX):])
-        folders = ProjectFolders(self._container.session_history().projects())
+        Raises:
+            UsageError: no registered project has that id or name; a repository no session of the
+                host is in (a typo would be recorded and never used).
+        """
+        from hermes_workspace.application.history import project_folders, repository_scope
+        from hermes_workspace.domain.history import AUTO_PREFIX, sessions_in_scope
+
+        history = self._container.session_history()
+        folders = project_folders(history)
+        if wanted.startswith(AUTO_PREFIX):
+            scope = repository_scope(folders, wanted[len(AUTO_PREFIX):])
+            if scope.kind == "auto" and not sessions_in_scope(folders, history.sessions(), scope):
+                raise UsageError(f"no session of the host is in the repository {wanted!r}: nothing was recorded",
+                                 hint="Use project.id exactly as history search reports it.")
+            return scope.id or wanted
         project = folders.find(wanted)
         if project is None:
             names = ", ".join(f"{p.id} ({p.name})" for p in folders.projects.values()) or "none"

@@ -762,11 +762,13 @@ _HANDLE_HINT = (
 
 
 def _relative_path_error(what: str, value: str) -> UsageError:
+    hint = ("Give the conversation's working directory as an absolute path, or leave it out to use the "
+            "server's." if what == "working_directory" else
+            "Give an absolute path, as hits carry in `path` (call `list` without a path to see the indexed "
+            "files and their folders).")
     return UsageError(
         f"{what} must be an absolute path, got {value!r:.200}: the server's working directory means nothing "
-        "to a client",
-        hint="Give an absolute path, as hits carry in `path` (call `list` without a path to see the indexed "
-        "files and their folders).",
+        "to a client", hint=hint,
     )
 
 
