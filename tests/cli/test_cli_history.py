@@ -191,7 +191,7 @@ def test_bad_arguments_are_usage_errors_exit_2(
     assert code == 2
     assert list(data["error"]) == ERROR_FIELDS
     assert (data["error"]["code"], data["error"]["message"]) == ("usage_error", message)
-    if args[0] == "--project":
+    if args[:2] == ("--project", "nope"):
         assert data["error"]["hint"] == ("Registered projects: p_alpha (Alpha), p_beta (Beta). "
                                          "A git repository is named git:<folder>.")
 
