@@ -53,7 +53,7 @@ from hermes_workspace.domain.history import (
     sessions_in_scope,
     timestamp_text,
 )
-from hermes_workspace.domain.paths import escape_json_surrogates
+from hermes_workspace.domain.paths import json_text
 from hermes_workspace.domain.ports import Chunker, ConsentStore, Embedder, HistoryIndex, SessionHistory, TokenCounter
 from hermes_workspace.domain.query import parse_query, split_words
 from hermes_workspace.domain.semantic import COVERAGE_THRESHOLD, SemanticStatus
@@ -239,10 +239,7 @@ class HistoryResult:
 
     def serialize(self, *, spaced: bool = False) -> str:
         """The hit as JSON, compact or with spaces after separators (as in the response)."""
-        import json
-
-        separators = (", ", ": ") if spaced else (",", ":")
-        return json.dumps(self.to_json(), ensure_ascii=False, separators=separators)
+        return json_text(self.to_json(), spaced=spaced)
 
     def to_json(self) -> dict[str, Any]:
         """Seed 003's fields (``session_id, link, title, message_id, snippet, score_source,
@@ -289,10 +286,7 @@ class HistorySearchResult:
         """The response as printed and returned (CLI, MCP): compact JSON, non-ASCII as is, lone
         surrogates escaped; ``spaced``: a space after ``,`` and ``:``, as a client re-serializing
         it with Python's defaults shows it. ``tokens <= max_tokens`` holds for both forms."""
-        import json
-
-        separators = (", ", ": ") if spaced else (",", ":")
-        return escape_json_surrogates(json.dumps(self.to_json(), ensure_ascii=False, separators=separators))
+        return json_text(self.to_json(), spaced=spaced)
 
     def to_json(self) -> dict[str, Any]:
         """The response object; ``message`` only for an empty Home result, ``consent`` only when
@@ -337,7 +331,6 @@ class HistorySettings:
 
 
 def resolve_scope(
-    history: SessionHistory,
     folders: ProjectFolders,
     sessions: Sequence[HostSession],
     request: HistoryRequest,
@@ -478,9 +471,9 @@ class SearchProjectHistory:
         report = self.sync.execute() if request.sync else None
         folders = project_folders(self.history)
         sessions = self.history.sessions()
-        scope = resolve_scope(self.history, folders, sessions, request, self.git_root)
-        result = HistorySearchResult(request.query, mode, scope, [], 0, self._idle_status(), max_tokens=budget,
-                                     sync=report)
+        scope = resolve_scope(folders, sessions, request, self.git_root)
+        # "disabled" until the semantic side is asked; it stays so for Home, where nothing is searched.
+        result = HistorySearchResult(request.query, mode, scope, [], 0, "disabled", max_tokens=budget, sync=report)
         if scope.is_home:
             result.message = HOME_REASONS.get(scope.reason or "", HOME_REASONS["no_location"])
             self._settle_tokens(result)
@@ -518,7 +511,7 @@ class SearchProjectHistory:
         titles = {s.id: s.title for s in in_scope}
         weights = (1.0, 1.0)
         if keyword and semantic:
-            chosen = fusion_weights(parse_query(request.query), 1.0, complete=result.semantic_status == "ready")
+            chosen = fusion_weights(query, 1.0, complete=result.semantic_status == "ready")
             weights = (chosen.keyword, chosen.semantic)
             result.fusion = chosen.to_json()
         ranked = self._fused(keyword, semantic, weights)
@@ -542,10 +535,6 @@ class SearchProjectHistory:
             raise UsageError(f"max_tokens must be between 100 and 1000000, got {budget}",
                              hint="It is the token budget of the whole response.")
         return mode, limit, context, budget
-
-    def _idle_status(self) -> SemanticStatus:
-        # Before the semantic side is asked, and for the Home bucket, where nothing is searched.
-        return "disabled"
 
     # -- the semantic side ---------------------------------------------------------------
 

@@ -10,7 +10,6 @@ it is the indexed text.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -27,7 +26,7 @@ from hermes_workspace.domain.handles import looks_like_handle, parse_handle
 from hermes_workspace.domain.lines import LineIndex
 from hermes_workspace.domain.model import Chunk, FileRecord, SearchHit, SourceFile, content_hash
 from hermes_workspace.domain.packing import checked_budget, largest_that_fits
-from hermes_workspace.domain.paths import escape_json_surrogates
+from hermes_workspace.domain.paths import json_text
 from hermes_workspace.domain.ports import Decoder, FileSource, IndexStore, ResultSetStore, TokenCounter
 
 ReadStatus = Literal["verified", "moved", "stale", "deleted"]
@@ -192,8 +191,7 @@ class ReadResult:
         as is, lone surrogates of undecodable file names escaped (valid UTF-8). ``spaced``: with
         a space after ``,`` and ``:``, as a client re-serializing the structured content with
         Python's defaults shows it; a read budget holds for both forms."""
-        separators = (", ", ": ") if spaced else (",", ":")
-        return escape_json_surrogates(json.dumps(self.to_json(), ensure_ascii=False, separators=separators))
+        return json_text(self.to_json(), spaced=spaced)
 
 
 def fit_read(

@@ -43,7 +43,6 @@ its handle, readable with ``read``). The cursor ``SET@(offset + window)`` names 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -53,7 +52,7 @@ from typing import Any
 from hermes_workspace.domain.conversion import join_anchor_labels
 from hermes_workspace.domain.errors import UsageError
 from hermes_workspace.domain.model import SearchHit, scope_json
-from hermes_workspace.domain.paths import escape_json_surrogates
+from hermes_workspace.domain.paths import json_text
 from hermes_workspace.domain.ports import TokenCounter
 
 DEFAULT_MAX_CHUNKS = 6
@@ -288,8 +287,7 @@ class RetrievePack:
         ``spaced``: with a space after ``,`` and ``:`` instead, as a client that re-serializes
         the structured content with Python's ``json.dumps`` defaults shows it; the budget holds
         for both forms."""
-        separators = (", ", ": ") if spaced else (",", ":")
-        return escape_json_surrogates(json.dumps(self.to_json(), ensure_ascii=False, separators=separators))
+        return json_text(self.to_json(), spaced=spaced)
 
 
 # -- regions -----------------------------------------------------------------------------------

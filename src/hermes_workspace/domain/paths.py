@@ -18,6 +18,8 @@ Standard library only.
 
 from __future__ import annotations
 
+import json
+
 import re
 
 _ESCAPED = re.compile("[\udc80-\udcff]")
@@ -52,6 +54,15 @@ def escape_json_surrogates(document: str) -> str:
     if not _ESCAPED.search(document):
         return document
     return _ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+
+
+def json_text(data: object, *, spaced: bool = False) -> str:
+    """``data`` as the JSON text responses are printed and counted in: compact (no space after
+    ``,`` and ``:``; with ``spaced``, one space after each, as Python's ``json.dumps`` defaults
+    write it), non-ASCII characters as they are, lone surrogates escaped
+    (:func:`escape_json_surrogates`: valid UTF-8)."""
+    separators = (", ", ": ") if spaced else (",", ":")
+    return escape_json_surrogates(json.dumps(data, ensure_ascii=False, separators=separators))
 
 
 def display_name(text: str) -> str:

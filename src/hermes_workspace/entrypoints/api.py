@@ -44,7 +44,7 @@ from hermes_workspace.domain.errors import (
     UsageError,
     WorkspaceError,
 )
-from hermes_workspace.domain.paths import escape_json_surrogates
+from hermes_workspace.domain.paths import json_text
 from hermes_workspace.domain.project_config import ConfigSource
 from hermes_workspace.domain.model import IndexSummary, Root, RootChange, RootCoverage, SearchResults, StoreStatus
 from hermes_workspace.domain.ports import ProgressSink
@@ -154,7 +154,7 @@ TOOL_ACTIONS = {
 
 
 def _dumps(data: Any) -> str:
-    return escape_json_surrogates(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    return json_text(data)
 
 
 def _error_json(error: dict[str, Any]) -> str:

@@ -52,7 +52,7 @@ from hermes_workspace.application.retrieve import MAX_MAX_CHUNKS
 from hermes_workspace.domain.packing import MAX_BUDGET
 from hermes_workspace.domain.errors import MissingExtraError, UsageError, WorkspaceError
 from hermes_workspace.domain.handles import looks_like_handle, parse_handle
-from hermes_workspace.domain.paths import display_name, escape_json_surrogates
+from hermes_workspace.domain.paths import display_name, escape_json_surrogates, json_text
 
 try:
     import anyio
@@ -471,7 +471,7 @@ def result_document(result: Any) -> tuple[str, Any]:
             data = result
         else:
             raise TypeError(f"a {type(result).__name__} has no JSON form")
-    return escape_json_surrogates(json.dumps(data, ensure_ascii=False, separators=(",", ":"))), data
+    return json_text(data), data
 
 
 def _without_surrogates(value: Any) -> Any:
@@ -534,7 +534,7 @@ def render_error(error: WorkspaceError) -> Any:
     "hint"}}`` as text (compact JSON, the CLI's error object) and as structured content; the
     hint is :func:`mcp_hint`'s."""
     data = {"error": {**error.to_json(), "hint": mcp_hint(error)}}
-    text = escape_json_surrogates(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    text = json_text(data)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=_without_surrogates(data), is_error=True
     )
