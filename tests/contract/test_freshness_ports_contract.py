@@ -134,6 +134,29 @@ def test_the_real_feed_survives_a_file_name_that_is_not_utf8(tmp_path: Path) -> 
     assert after in paths  # and the watch goes on
 
 
+def test_the_real_feed_asks_watchfiles_for_no_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """watchfiles clears what it collected when its ``rust_timeout`` runs out, dropping a change
+    that comes in between (CI: a root's deletion never reported, the folder made again never
+    watched). The stop flag is looked at every ``step`` without one."""
+    watchfiles = pytest.importorskip("watchfiles")
+    from hermes_workspace.adapters.watchfiles_watcher import WatchfilesChangeFeed
+
+    calls: list[dict[str, object]] = []
+
+    def fake_watch(*paths: str, **options: object):  # noqa: ANN202 - watchfiles' generator
+        calls.append(options)
+        return iter(())
+
+    monkeypatch.setattr(watchfiles, "watch", fake_watch)
+    stop = threading.Event()
+    batches = WatchfilesChangeFeed().batches([Root(tmp_path, recursive=True)], stop, timeout_seconds=0.05)
+    assert next(batches) == []
+    stop.set()
+    list(batches)
+    assert [call["rust_timeout"] for call in calls] == [0]
+    assert calls[0]["stop_event"] is not None
+
+
 @pytest.fixture(params=["memory", "file"])
 def mark(request: pytest.FixtureRequest, tmp_path: Path) -> TimeMark:
     return InMemoryTimeMark() if request.param == "memory" else FileTimeMark(tmp_path / "last.mark")

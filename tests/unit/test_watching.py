@@ -369,6 +369,60 @@ def test_a_root_replaced_by_a_new_folder_is_watched_again_and_walked(tmp_path: P
     assert runs.changed == [[repo]]  # walked whole: d.md is indexed
 
 
+def test_every_root_is_walked_after_the_watch_restarts(tmp_path: Path) -> None:
+    # While no watch runs (the old one stopped, the new one not yet set up) changes under the
+    # other roots go unseen: each root is walked, not only the replaced one.
+    import shutil
+
+    clock, runs = Clock(), Runs()
+    repo, notes = tmp_path / "repo", tmp_path / "notes"
+    repo.mkdir()
+    notes.mkdir()
+
+    def replace_repo() -> list[FileChange]:
+        shutil.rmtree(repo)
+        repo.mkdir()
+        clock.now = 1000.0 + 2.0
+        return [FileChange(repo, "deleted")]
+
+    feed = ScriptedChangeFeed([at(clock, 0.0), at(clock, 1.0), replace_repo, at(clock, 3.0), at(clock, 4.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, catch_up=True,
+                                roots=lambda: [Root(repo, recursive=True), Root(notes, recursive=True)])
+    use_case.execute(threading.Event())
+    assert len(feed.calls) == 2
+    assert runs.changed == [sorted([repo, notes])]
+
+
+def test_a_root_deleted_without_an_event_is_walked_when_made_again(tmp_path: Path) -> None:
+    # CI: the deletion event was dropped as the old watch stopped (the folder was found gone
+    # first); the folder was made again before the new watch began, and its files were never
+    # indexed. The roots watched before the restart are walked, whatever exists at the time.
+    import shutil
+
+    clock, runs = Clock(), Runs()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def delete_repo() -> list[FileChange]:
+        shutil.rmtree(repo)
+        clock.now = 1000.0 + 2.0
+        return []
+
+    def make_repo_again() -> list[FileChange]:
+        repo.mkdir()
+        (repo / "new.md").write_text("# new\n")
+        clock.now = 1000.0 + 4.0
+        return []
+
+    feed = ScriptedChangeFeed([at(clock, 0.0), at(clock, 1.0), delete_repo, make_repo_again, at(clock, 6.0),
+                               at(clock, 8.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, catch_up=True,
+                                roots=lambda: [Root(repo, recursive=True)])
+    use_case.execute(threading.Event())
+    assert len(feed.calls) == 3  # the folder gone, then back
+    assert runs.changed == [[repo], [repo]]
+
+
 def test_paths_no_root_covers_any_more_are_dropped_not_retried() -> None:
     from hermes_workspace.domain.errors import UsageError
 

@@ -34,9 +34,12 @@ DEFAULT_GROUP_MS = 1_000
 """watchfiles' ``debounce``: the longest it groups events before handing a batch over even while
 they keep coming; the use case coalesces further batches of a burst itself."""
 
-_CHECK_STOP_MS = 500
-"""How often a watch thread with nothing to report looks at the stop flag (watchfiles'
-``rust_timeout``); stopping takes at most about this long."""
+_NO_TIMEOUT_MS = 0
+"""watchfiles' ``rust_timeout``: none. Its watch looks at the stop flag at every ``step``
+anyway; a timeout only adds a way to lose events: on timing out it clears the changes it
+collected, and a change that comes between its last look and the clearing is dropped (seen:
+`rm -rf root && mkdir root` under a loaded test suite, the deletion never reported, the new
+folder never watched)."""
 
 
 _RESTART_SECONDS = 1.0
@@ -133,7 +136,7 @@ class WatchfilesChangeFeed:
         while not halt.is_set():
             try:
                 for changes in watch(*paths, watch_filter=None, debounce=self.group_ms, step=self.step_ms,
-                                     stop_event=halt, rust_timeout=_CHECK_STOP_MS, yield_on_timeout=False,
+                                     stop_event=halt, rust_timeout=_NO_TIMEOUT_MS, yield_on_timeout=False,
                                      raise_interrupt=False, recursive=recursive, force_polling=self.force_polling,
                                      poll_delay_ms=self.poll_delay_ms, ignore_permission_denied=True):
                     batch = [FileChange(Path(path), kinds[change]) for change, path in changes]  # type: ignore[arg-type]

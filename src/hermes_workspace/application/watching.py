@@ -212,9 +212,21 @@ class WatchWorkspace:
     def _loop(self, stop: StopSignal) -> None:
         # The catch-up run is made at the feed's first batch, once it watches: an edit made
         # while the walk runs is then an event, not lost between the walk and the watch.
+        walk_watched: frozenset[tuple[Path, tuple[int, int]]] | None = None
         while not stop.is_set():
             restart = False
             self._watched = _existing(self._roots)
+            if walk_watched is not None:
+                # The watch stopped and starts again because a root appeared (the primary
+                # workspace, made by the first run), went away, or was replaced by another folder
+                # of its name (`rm -rf repo && git clone ...`). What changed while no watch ran
+                # was not seen (the old one drops what it had not handed over yet): every root
+                # watched before or now is walked whole, once the new watch is set up; a root
+                # gone is pruned as its deletion event would have had it.
+                for path, _ in walk_watched | self._watched:
+                    self._pending.setdefault(path, "added")
+                self._touched(self.clock())
+                walk_watched = None
             with closing(iter(self.feed.batches(self._roots, stop, timeout_seconds=self.tick_seconds))) as batches:
                 ended = True
                 for batch in batches:
@@ -231,14 +243,7 @@ class WatchWorkspace:
                         break
                     now = _existing(self._roots) if self._full_due is None and self._last_full_ok else self._watched
                     if self._root_gone or now != self._watched:
-                        # A root appeared (the primary workspace, created by the first run), went
-                        # away, or was replaced by another folder of its name (`rm -rf repo && git
-                        # clone ...`: the old watch saw its folder go and nothing after): watch
-                        # what exists now, and walk each new folder whole (its deletion event
-                        # does that for a replaced one).
-                        for path, _ in now - self._watched:
-                            self._pending[path] = "added"
-                            self._touched(self.clock())
+                        walk_watched = self._watched
                         self._root_gone = False
                         restart = True
                         ended = False
