@@ -76,8 +76,8 @@ def test_a_feed_reports_created_modified_and_deleted_files_under_a_recursive_roo
     seen = collect(feed, [Root(tmp_path, recursive=True)], act,
                    until=lambda changes: any(c.kind == "deleted" for c in changes))
     assert {c.path for c in seen} == {target}
-    kinds = [c.kind for c in seen]
-    assert kinds[0] == "added" and kinds[-1] == "deleted"
+    # A loaded machine may hand all three over in one batch, in no order (watchfiles gives a set).
+    assert {"added", "deleted"} <= {c.kind for c in seen}
 
 
 def test_a_feed_ends_when_stopped_and_leaves_missing_roots_out(feed_kind: str, tmp_path: Path) -> None:
