@@ -210,3 +210,36 @@ def test_a_root_deleted_and_made_again_is_watched_again(home: Path, tmp_path: Pa
         (repo / "later.md").write_text("# Later\n\nthe kokako sings\n")
         eventually(lambda: paths_for(ws, "kokako") == {str(repo / "later.md")}, "the new folder is watched")
     running.end()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_a_root_made_a_symlink_then_pointed_elsewhere_indexes_the_target_and_prunes_the_old(
+        home: Path, tmp_path: Path) -> None:
+    # Trial: a root folder replaced by a symlink, then the link pointed elsewhere (`ln -sfn`): the
+    # old target's files stayed in the index until the reconcile. They were under no root any
+    # more, and a changed-paths run never prunes there.
+    import shutil
+
+    (home / "workspace").mkdir(exist_ok=True)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "old.md").write_text("# Old\n\nthe moa was here\n")
+    (tmp_path / "relA").mkdir()
+    (tmp_path / "relA" / "a.md").write_text("# A\n\nthe tuatara basks\n")
+    (tmp_path / "relB").mkdir()
+    (tmp_path / "relB" / "b.md").write_text("# B\n\nthe kea whistles\n")
+    with Workspace.open(home) as ws:
+        ws.add_root(root, recursive=True)
+    running = Running(home, debounce_ms=50, reconcile_minutes=0)
+    running.wait_for("catch_up")
+    with Workspace.open(home) as ws:
+        assert paths_for(ws, "moa") == {str(root / "old.md")}
+        shutil.rmtree(root)
+        root.symlink_to(tmp_path / "relA")
+        eventually(lambda: paths_for(ws, "tuatara") != set(), "the link's target is indexed")
+        eventually(lambda: paths_for(ws, "moa") == set(), "the old folder's file is gone")
+        (tmp_path / "next").symlink_to(tmp_path / "relB")
+        os.replace(tmp_path / "next", root)
+        eventually(lambda: paths_for(ws, "kea") != set(), "the new target's file is found")
+        eventually(lambda: paths_for(ws, "tuatara") == set(), "the old target's file is gone")
+    running.end()

@@ -156,6 +156,41 @@ def test_changed_file_is_replaced_and_deleted_file_pruned(source: InMemoryFileSo
     assert [c.content for c in chunks] == ["charlie replaced"]
 
 
+class ReplacingSource(InMemoryFileSource):
+    """A fake whose ``replaced`` files are another file by the time they are read."""
+
+    replaced: frozenset[Path] = frozenset()
+
+    def read_bytes(self, file):  # noqa: ANN001, ANN201 - the fake's own signature
+        if file.path in self.replaced:
+            from hermes_workspace.adapters.filesystem_source import FileChangedError
+
+            raise FileChangedError(116, "replaced since the walk (by another file, a link or a pipe); not read",
+                                   str(file.path))
+        return super().read_bytes(file)
+
+
+def test_files_deleted_or_replaced_during_a_run_are_skips_not_errors() -> None:
+    # Trial: `rm -rf repo && git clone ...` under a watch: hundreds of "errors" and warnings
+    # (FileNotFoundError, FileChangedError) for files that were simply gone or new.
+    gone, replaced, kept = WS / "docs" / "gone.md", WS / "docs" / "new.md", WS / "docs" / "kept.md"
+    source = ReplacingSource()
+    for path in (gone, replaced, kept):
+        source.write(path, f"# {path.stem}\n\n{path.stem} words here\n")
+    store = InMemoryIndexStore()
+    make(source, store=store).execute(RecordingProgressSink())
+    for path in (gone, replaced, kept):
+        source.write(path, f"# {path.stem}\n\n{path.stem} other words\n")
+    source.vanish_on_read.add(gone)
+    source.replaced = frozenset({replaced})
+    summary = make(source, store=store).execute(RecordingProgressSink())
+    assert (summary.files_errored, summary.errors) == (0, [])
+    assert summary.skipped == {"vanished": 1, "replaced": 1}
+    assert (summary.files_indexed, summary.files_pruned) == (1, 1)
+    assert store.get_file(gone) is None  # pruned by this run, as a deleted file
+    assert store.get_file(kept) is not None
+
+
 def test_chunking_settings_change_rechunks_every_file(source: InMemoryFileSource) -> None:
     store = InMemoryIndexStore()
     # Two lines per paragraph, so that overlap can start at a line inside the previous chunk.
@@ -231,9 +266,9 @@ def test_read_failures_are_reported_by_stage(source: InMemoryFileSource) -> None
     source.vanish_on_read.add(WS / "notes" / "gone.txt")
     summary = make(source).execute(RecordingProgressSink())
     assert summary.files_indexed == 2
-    assert summary.skipped == {"binary_content": 1}
+    assert summary.skipped == {"binary_content": 1, "vanished": 1}  # gone.txt: deleted, not broken
     by_path = {Path(e.path).name: (e.stage, e.error_type) for e in summary.errors}
-    assert by_path == {"latin1.txt": ("read", "EncodingError"), "gone.txt": ("discover", "FileNotFoundError")}
+    assert by_path == {"latin1.txt": ("read", "EncodingError")}
 
 
 def test_store_failure_is_isolated(source: InMemoryFileSource) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -341,12 +342,12 @@ def test_a_root_created_by_the_first_run_is_watched_from_then_on(tmp_path: Path)
                                 roots=lambda: [Root(primary, recursive=True, primary=True)])
     use_case.execute(threading.Event())
     assert len(feed.calls) == 2  # restarted once the folder existed
-    # The new folder is walked whole (files made before the new watch began), then a.md.
-    assert [b.reason for b in batches] == ["catch_up", "changes", "changes"]
-    assert runs.changed == [[primary], [primary / "a.md"]]
+    # A full run once the new watch is set up (files made before it began), then a.md.
+    assert [b.reason for b in batches] == ["catch_up", "roots_changed", "changes"]
+    assert (runs.full, runs.changed) == (2, [[primary / "a.md"]])
 
 
-def test_a_root_replaced_by_a_new_folder_is_watched_again_and_walked(tmp_path: Path) -> None:
+def test_a_root_replaced_by_a_new_folder_is_watched_again_and_indexed_in_full(tmp_path: Path) -> None:
     # Trial: `rm -rf repo && mkdir repo` under a running watch left the new folder unwatched.
     import shutil
 
@@ -366,34 +367,35 @@ def test_a_root_replaced_by_a_new_folder_is_watched_again_and_walked(tmp_path: P
                                 roots=lambda: [Root(repo, recursive=True)])
     use_case.execute(threading.Event())
     assert len(feed.calls) == 2  # a new watch on the new folder
-    assert runs.changed == [[repo]]  # walked whole: d.md is indexed
+    # A full run: d.md is indexed, the old folder's files pruned (its deletion event is covered).
+    assert [b.reason for b in batches] == ["catch_up", "roots_changed"]
+    assert (runs.full, runs.changed) == (2, [])
 
 
-def test_every_root_is_walked_after_the_watch_restarts(tmp_path: Path) -> None:
-    # While no watch runs (the old one stopped, the new one not yet set up) changes under the
-    # other roots go unseen: each root is walked, not only the replaced one.
-    import shutil
-
+def test_a_root_symlink_pointed_elsewhere_is_watched_there_and_fully_indexed(tmp_path: Path) -> None:
+    # Trial: `ln -sfn relB root` under a running watch indexed relB's files but left relA's in
+    # the index: they are under no root now, and only a full run prunes them. No event says so
+    # (the link changed in a folder nobody watches): the folder it names is another one.
     clock, runs = Clock(), Runs()
-    repo, notes = tmp_path / "repo", tmp_path / "notes"
-    repo.mkdir()
-    notes.mkdir()
+    (tmp_path / "relA").mkdir()
+    (tmp_path / "relB").mkdir()
+    link = tmp_path / "root"
+    link.symlink_to(tmp_path / "relA")
 
-    def replace_repo() -> list[FileChange]:
-        shutil.rmtree(repo)
-        repo.mkdir()
+    def repoint() -> list[FileChange]:
+        (tmp_path / "next").symlink_to(tmp_path / "relB")
+        os.replace(tmp_path / "next", link)
         clock.now = 1000.0 + 2.0
-        return [FileChange(repo, "deleted")]
+        return []
 
-    feed = ScriptedChangeFeed([at(clock, 0.0), at(clock, 1.0), replace_repo, at(clock, 3.0), at(clock, 4.0)])
-    use_case, batches = watcher(clock, runs, [], feed=feed, catch_up=True,
-                                roots=lambda: [Root(repo, recursive=True), Root(notes, recursive=True)])
+    feed = ScriptedChangeFeed([at(clock, 0.0), at(clock, 1.0), repoint, at(clock, 3.0), at(clock, 4.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, catch_up=True, roots=lambda: [Root(link, recursive=True)])
     use_case.execute(threading.Event())
     assert len(feed.calls) == 2
-    assert runs.changed == [sorted([repo, notes])]
+    assert [b.reason for b in batches] == ["catch_up", "roots_changed"]
 
 
-def test_a_root_deleted_without_an_event_is_walked_when_made_again(tmp_path: Path) -> None:
+def test_a_root_deleted_without_an_event_is_indexed_in_full_when_made_again(tmp_path: Path) -> None:
     # CI: the deletion event was dropped as the old watch stopped (the folder was found gone
     # first); the folder was made again before the new watch began, and its files were never
     # indexed. The roots watched before the restart are walked, whatever exists at the time.
@@ -420,7 +422,8 @@ def test_a_root_deleted_without_an_event_is_walked_when_made_again(tmp_path: Pat
                                 roots=lambda: [Root(repo, recursive=True)])
     use_case.execute(threading.Event())
     assert len(feed.calls) == 3  # the folder gone, then back
-    assert runs.changed == [[repo], [repo]]
+    assert [b.reason for b in batches] == ["catch_up", "roots_changed", "roots_changed"]
+    assert (runs.full, runs.changed) == (3, [])
 
 
 def test_paths_no_root_covers_any_more_are_dropped_not_retried() -> None:

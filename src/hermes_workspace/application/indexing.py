@@ -46,6 +46,7 @@ from hermes_workspace.domain.model import (
     FileRecord,
     IndexSummary,
     Root,
+    SkipReason,
     SkippedFile,
     SourceFile,
 )
@@ -220,6 +221,7 @@ class IndexWorkspace:
                 self._scopes = scopes
                 progress.start(len(candidates))
                 self._fallbacks = []
+                self._vanished: set[Path] = set()
                 try:
                     self._index_candidates(candidates, signature, summary, progress)
                 finally:
@@ -365,7 +367,7 @@ class IndexWorkspace:
                         else:
                             summary.add_skip("deleted_by_user" if step == _DELETED else "unchanged")
                     except _FileFailed as failed:
-                        _record_failure(summary, file.path, failed)
+                        self._failed(summary, file.path, failed)
                     batch.file_done()
                 undecided = {task.file.path for task, _ in ambiguous}
                 decided = self._decided_encodings(undecided) if ambiguous and self._scopes is None else []
@@ -375,12 +377,26 @@ class IndexWorkspace:
                         self._apply(task, self._with_siblings_evidence(task, outcome, evidence), signature,
                                     summary, batch)
                     except _FileFailed as failed:
-                        _record_failure(summary, task.file.path, failed)
+                        self._failed(summary, task.file.path, failed)
                     batch.file_done()
             except BaseException:
                 batch.close(unwinding=True)
                 raise
             batch.close()
+
+    def _failed(self, summary: IndexSummary, path: Path, failed: _FileFailed) -> None:
+        """Count a file's failure; one that is gone or another file by the time it was read
+        (`rm -rf repo && git clone ...` while a run walks it) is a skip, not an error: a deleted
+        file's records are pruned by this run (as if the walk had not seen it), a replaced one is
+        read by the next run."""
+        moved = _MOVED_UNDER_THE_RUN.get((failed.stage, failed.problem.error_type))
+        if moved is None:
+            _record_failure(summary, path, failed)
+            return
+        summary.add_skip(moved)
+        if moved == "vanished":
+            self._vanished.add(path)
+        log.debug("file changed under the run", path=str(path), skipped=moved)
 
     def _decided_encodings(self, undecided: set[Path]) -> list[tuple[Path, str]]:
         """``(path, encoding)`` of every indexed file read in a legacy encoding (this run's
@@ -652,6 +668,7 @@ class IndexWorkspace:
             records: Iterable[FileRecord] = self.store.file_records()
         else:
             records = [r for scope in self._scopes for r in self.store.file_records(under=scope)]
+        seen = seen - self._vanished
         stale = [
             record.path
             for record in records
@@ -720,6 +737,14 @@ def _stopped(exc: StoreUnusableError, summary: IndexSummary, stage: str) -> Stor
         done = f"the keyword index is up to date ({files} indexed in this run)"
     hint = f"{exc.hint} Then run `hermes-workspace index` again: what was indexed is kept, only the rest is done."
     return type(exc)(f"{exc.message}; {done}", hint=hint.strip())  # its class keeps its code (disk_space_low)
+
+
+_MOVED_UNDER_THE_RUN: dict[tuple[str, str], SkipReason] = {
+    ("discover", "FileNotFoundError"): "vanished",  # process_file's stage for a file gone at its read
+    ("read", "FileChangedError"): "replaced",
+}
+"""Failures of a candidate's read (stage, :attr:`Problem.error_type`) that mean the file changed
+between the walk and its read, rather than that it cannot be indexed."""
 
 
 def _record_failure(summary: IndexSummary, path: Path, failed: _FileFailed) -> None:

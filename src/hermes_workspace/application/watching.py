@@ -41,7 +41,8 @@ log = get_logger("hermes_workspace.watch")
 BatchReason = Literal["catch_up", "changes", "retry", "reconcile", "roots_changed", "burst"]
 """Why a run was made: ``catch_up`` (the full run the watch starts with), ``changes`` (changed
 paths), ``retry`` (paths kept after the index was busy or a run failed), ``reconcile`` (the
-periodic full run), ``roots_changed`` (config.yaml changed the roots: a full run), ``burst``
+periodic full run), ``roots_changed`` (a full run: config.yaml changed the roots, or a root
+appeared, went away or is another folder than the one watched), ``burst``
 (more changed paths than :attr:`WatchWorkspace.full_run_above`: a full run is cheaper)."""
 
 VCS_STATE_FILES = frozenset({"HEAD", "ORIG_HEAD", "index", "index.lock", "MERGE_HEAD", "REBASE_HEAD"})
@@ -212,21 +213,9 @@ class WatchWorkspace:
     def _loop(self, stop: StopSignal) -> None:
         # The catch-up run is made at the feed's first batch, once it watches: an edit made
         # while the walk runs is then an event, not lost between the walk and the watch.
-        walk_watched: frozenset[tuple[Path, tuple[int, int]]] | None = None
         while not stop.is_set():
             restart = False
             self._watched = _existing(self._roots)
-            if walk_watched is not None:
-                # The watch stopped and starts again because a root appeared (the primary
-                # workspace, made by the first run), went away, or was replaced by another folder
-                # of its name (`rm -rf repo && git clone ...`). What changed while no watch ran
-                # was not seen (the old one drops what it had not handed over yet): every root
-                # watched before or now is walked whole, once the new watch is set up; a root
-                # gone is pruned as its deletion event would have had it.
-                for path, _ in walk_watched | self._watched:
-                    self._pending.setdefault(path, "added")
-                self._touched(self.clock())
-                walk_watched = None
             with closing(iter(self.feed.batches(self._roots, stop, timeout_seconds=self.tick_seconds))) as batches:
                 ended = True
                 for batch in batches:
@@ -243,7 +232,13 @@ class WatchWorkspace:
                         break
                     now = _existing(self._roots) if self._full_due is None and self._last_full_ok else self._watched
                     if self._root_gone or now != self._watched:
-                        walk_watched = self._watched
+                        # A root appeared (the primary workspace, made by the first run), went
+                        # away, or is another folder now (`rm -rf repo && git clone ...`, a
+                        # symlink pointed elsewhere): watch what exists, then a full run, once the
+                        # new watch is set up. Changed paths would not do: the old watch drops what
+                        # it had not handed over yet, and a root's files may now be elsewhere (a
+                        # symlink's old target is under no root: only a full run prunes it).
+                        self._full_due = "roots_changed"
                         self._root_gone = False
                         restart = True
                         ended = False

@@ -30,12 +30,14 @@ ErrorStage = Literal["discover", "read", "convert", "chunk", "store"]
 
 SkipReason = Literal[
     "unchanged", "binary_suffix", "too_large", "empty", "binary_content", "deleted_by_user", "converter_unavailable",
-    "budget",
+    "budget", "vanished", "replaced",
 ]
 """Why a candidate file produced no new chunks without being an error (``deleted_by_user``: removed
 with ``delete`` and unchanged since, see :mod:`hermes_workspace.domain.catalog`;
 ``converter_unavailable``: a document whose converter's library is not installed; ``budget``: its
-chunks would have taken the index past ``knowledgebase.storage.max_size``)."""
+chunks would have taken the index past ``knowledgebase.storage.max_size``; ``vanished``: deleted
+between the walk and its read, pruned as a deleted file is; ``replaced``: another file, a link or
+a pipe by the time it was read, left to the next run, as a watch's next batch)."""
 
 
 @dataclass(frozen=True, slots=True)
