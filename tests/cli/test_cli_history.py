@@ -170,6 +170,38 @@ def test_a_missing_host_store_is_history_unavailable_exit_66(
     assert not missing.exists() and not missing.parent.exists()  # nothing created on the host's side
 
 
+@pytest.mark.parametrize(("table", "field"), [("projects", "table"), ("project_folders", "table"),
+                                              ("projects", "id"), ("project_folders", "path")])
+def test_a_misspelt_registry_name_is_history_unavailable_exit_66(
+    capsys: pytest.CaptureFixture[str], home: Path, world: World, table: str, field: str
+) -> None:
+    """Trial finding: a wrong ``schema.projects.table`` answered Home with 0 results (exit 0) and
+    ``history status`` counted 0 projects; every wrong registry name is now exit 66."""
+    (home / "config.yaml").write_text(
+        world.config() + f"    schema:\n      {table}:\n        {field}: wrongname\n", encoding="utf-8")
+    for args in (("history", "search", "E1042", "--cwd", str(world.alpha)), ("history", "status")):
+        code, data, _ = run(capsys, *args)
+        assert code == 66, args
+        assert data["error"]["code"] == "history_unavailable"
+        assert "'wrongname'" in data["error"]["message"]
+        assert f"knowledgebase.history.schema.{table}.{field}" in data["error"]["hint"]
+
+
+def test_a_host_without_a_registry_still_searches_its_repositories_and_status_says_so(
+    capsys: pytest.CaptureFixture[str], home: Path, world: World
+) -> None:
+    """Nothing in the config names a registry and the session store keeps none: that host is
+    legitimate, searched by git repository, and ``history status`` notes the empty registry."""
+    (home / "config.yaml").write_text(f"knowledgebase:\n  history:\n    database: {world.database}\n",
+                                      encoding="utf-8")
+    code, data, _ = run(capsys, "history", "search", "E1042", "--cwd", str(world.tool_repo))
+    assert code == 0 and data["project"]["id"] == world.tool_id and data["results"]
+    code, status, _ = run(capsys, "history", "status")
+    assert code == 0 and status["host"]["projects"] == 0
+    assert status["notes"] == ["the host's project registry is empty or absent: sessions belong to their git "
+                               "repository, or to no project"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

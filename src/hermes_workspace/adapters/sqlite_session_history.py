@@ -153,11 +153,14 @@ class SqliteSessionHistory:
 
     Semantics, beyond the port:
 
-    - A missing ``database`` raises :class:`HistoryUnavailableError`; a missing registry (no
-      ``projects_database`` file, or no ``projects`` table) is a host that keeps none:
-      :meth:`projects` returns ``[]``; with ``projects_required`` (the file was named in config)
-      a missing ``projects_database`` file raises instead. A ``projects`` table without its
-      ``project_folders`` table is a misconfigured name and raises.
+    - A missing ``database`` raises :class:`HistoryUnavailableError`. The project registry is
+      *expected* (:attr:`registry_expected`) when ``projects_required`` (its file was named in
+      config) or when the schema was configured with a name of the ``projects`` or
+      ``project_folders`` table: then a missing registry file, ``projects`` table or
+      ``project_folders`` table raises, naming the setting to fix. Otherwise a missing registry
+      (no ``projects_database`` file, or neither table) is a host that keeps none:
+      :meth:`projects` returns ``[]``. One registry table without the other is a misspelt name
+      and always raises.
     - A required table or column that is missing raises, naming it and the
       ``knowledgebase.history.schema.<table>.<field>`` setting; so does an optional column the
       schema names but the table lacks (set it to ``null``), except ``sessions.project_id``,
@@ -216,20 +219,32 @@ class SqliteSessionHistory:
 
     # -- the port ------------------------------------------------------------------------------
 
+    @property
+    def registry_expected(self) -> bool:
+        """Whether the host must keep a project registry: ``projects_required`` was given (its
+        file was named in config) or the schema's ``configured`` names a registry table."""
+        return self.projects_required or self.schema.registry_configured
+
     def projects(self) -> list[HostProject]:
         """The registered projects, by id, each with its folders (deduplicated, in byte order of
         the stored path); a project without a name is named by its id."""
         path = self.projects_database or self.database
         with self._translated("read the projects", path):
+            expected = self.registry_expected
             conn = self._connection(path, optional=self.projects_database is not None)
             if conn is None:
-                if self.projects_required:
+                if expected:
                     raise HistoryUnavailableError(
                         f"the host's project registry {path} does not exist",
                         hint="Fix knowledgebase.history.projects_database in config.yaml (or remove it: the "
                              "registry is then read from the session database, or from HERMES_HOME/projects.db).")
                 return []
-            projects = self._layout(conn, path, "projects", optional=True)
+            # No projects table is a host that keeps no registry only when nothing says it keeps
+            # one: not the config, and not a project_folders table beside it (a misspelt name of
+            # either table would otherwise attribute every session to its git repository, silently).
+            folders_table = self.schema.table("project_folders")["table"]
+            optional = not expected and not _has_table(conn, folders_table or "")
+            projects = self._layout(conn, path, "projects", optional=optional)
             if projects is None:
                 return []
             folders = self._layout(conn, path, "project_folders")
@@ -577,6 +592,11 @@ def _resolved(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):
         return path
+
+
+def _has_table(conn: apsw.Connection, table: str) -> bool:
+    """Whether ``table`` (a table or view) exists in ``conn``'s main database."""
+    return bool(table) and bool(conn.execute("SELECT 1 FROM pragma_table_info(?) LIMIT 1", (table,)).fetchall())
 
 
 def _same_path(a: Path, b: Path) -> bool:

@@ -1169,6 +1169,9 @@ class Workspace:
         host = {"projects": len(history.projects()), "sessions": len(history.sessions()),
                 "messages": sum(stat.messages for stat in stats.values())}
         notes = []
+        if not host["projects"]:
+            notes.append("the host's project registry is empty or absent: sessions belong to their git repository, "
+                         "or to no project")
         if not host["messages"]:
             notes.append(f"the host store has no message of the roles indexed ({', '.join(settings.roles) or 'any'}); "
                          "check knowledgebase.history.roles")
