@@ -149,8 +149,8 @@ def test_search_human_output(capsys: pytest.CaptureFixture[str], configured: Wor
     ]
     code, out, _ = run(capsys, "--human", "history", "search", "E1042", "--cwd", str(configured.scratch))
     assert code == 0
-    assert out.splitlines() == ["project: - (home, no_project); 0 sessions; mode hybrid; semantic disabled",
-                                HOME_REASONS["no_project"]]
+    assert out.splitlines() == ["project: - (home, no_project); 0 sessions; mode keyword; semantic disabled",
+                                HOME_REASONS["no_project"], f"note: {NO_EMBEDDER_NOTE}"]
 
 
 # -- errors ---------------------------------------------------------------------------------------

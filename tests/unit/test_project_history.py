@@ -596,3 +596,33 @@ def test_a_semantic_search_the_model_cannot_read_falls_back_to_keywords_and_says
     result = use_case.execute(HistoryRequest("deployment 日本語の質問ですかそれとも", mode="semantic", cwd=Path("/src/alpha")))
     assert result.mode == "keyword" and _ids(result) == [("s_p1", 1)]
     assert any("does not read the query's language" in note for note in result.notes)
+
+
+NO_EMBEDDER = "semantic side disabled: keyword results only"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
+def test_every_answer_reports_the_mode_used_with_the_same_note(mode: str) -> None:
+    """Trial finding: Home answers and queries without words said ``mode: hybrid`` with the
+    semantic side disabled and no note, while a search said ``keyword`` with a note."""
+    use_case, _ = _search(_host())
+    requests = [HistoryRequest("deployment", mode=mode, cwd=Path("/src/alpha")),  # a search
+                HistoryRequest("deployment", mode=mode, cwd=Path("/tmp/elsewhere")),  # Home: no project
+                HistoryRequest("deployment", mode=mode, session_id="nope"),  # Home: unknown session
+                HistoryRequest("!!!", mode=mode, cwd=Path("/src/alpha"))]  # no word
+    for request in requests:
+        result = use_case.execute(request)
+        assert (result.mode, result.semantic_status) == ("keyword", "disabled"), request
+        expected = [] if mode == "keyword" else [NO_EMBEDDER]
+        assert [n for n in result.notes if n.startswith("semantic side")] == expected, request
+        assert result.to_json()["mode"] == "keyword"
+
+
+def test_a_semantic_side_that_could_run_but_was_not_used_says_skipped() -> None:
+    use_case, _ = _search(_host(), embedder=HashEmbedder())
+    assert use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/src/alpha"))).mode == "hybrid"
+    for request in (HistoryRequest("!!!", cwd=Path("/src/alpha")),
+                    HistoryRequest("deployment 日本語の質問ですかそれとも", mode="semantic", cwd=Path("/src/alpha"))):
+        result = use_case.execute(request)
+        assert (result.mode, result.semantic_status) == ("keyword", "ready")
+        assert [n for n in result.notes if n.startswith("semantic side")] == ["semantic side skipped: keyword results only"]

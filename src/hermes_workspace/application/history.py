@@ -261,7 +261,9 @@ class HistoryResult:
 
 @dataclass(slots=True)
 class HistorySearchResult:
-    """The answer of :class:`SearchProjectHistory` (seed 003 section 4.3): ``mode`` used,
+    """The answer of :class:`SearchProjectHistory` (seed 003 section 4.3): ``mode`` used
+    (``hybrid``/``semantic`` only when the vectors were searched, else ``keyword``, with a note
+    when another mode was asked for),
     ``project``, ``results``, ``sessions_in_scope``, ``semantic_status``, plus ``query``,
     ``notes`` (fallbacks, budget cuts), ``consent`` (what a remote embedding would send, when
     ``semantic_status`` is ``consent_required``), ``tokens``/``max_tokens`` (the budget),
@@ -476,6 +478,7 @@ class SearchProjectHistory:
         result = HistorySearchResult(request.query, mode, scope, [], 0, "disabled", max_tokens=budget, sync=report)
         if scope.is_home:
             result.message = HOME_REASONS.get(scope.reason or "", HOME_REASONS["no_location"])
+            _keyword_only(result, mode)
             self._settle_tokens(result)
             return result
         in_scope = sessions_in_scope(folders, sessions, scope)
@@ -489,6 +492,7 @@ class SearchProjectHistory:
             # query is noise (its nearest messages would be returned as if they answered).
             result.notes.append("the query has no word to search for (letters or digits, two or more)")
             self._report_status(scope, ids, result)
+            _keyword_only(result, mode)
             self._expand([], {}, request, limit, context, budget, result)
             return result
         per_side = max(CANDIDATES_PER_SIDE, limit)
@@ -501,12 +505,9 @@ class SearchProjectHistory:
         else:
             self._report_status(scope, ids, result)
         if mode == "semantic" and semantic is None:
-            result.notes.append("semantic search is not available here; keyword results instead")
-            result.mode = "keyword"
             keyword = _by_message(lambda k: self.index.keyword_search(query, ids, k), per_side)
-        elif mode == "hybrid" and semantic is None:
-            result.mode = "keyword"
-            result.notes.append(f"semantic side {result.semantic_status}: keyword results only")
+        if semantic is None:
+            _keyword_only(result, mode)
         semantic = semantic or []
         titles = {s.id: s.title for s in in_scope}
         weights = (1.0, 1.0)
@@ -572,7 +573,7 @@ class SearchProjectHistory:
                 result.notes.append(f"{total - done} of {total} message parts have no vector yet; "
                                     "semantic hits come from the others")
             if embedder.coverage(query) < COVERAGE_THRESHOLD:
-                result.notes.append("the embedding model does not read the query's language; keyword side only")
+                result.notes.append("the embedding model does not read the query's language")
                 return None
             vector = embedder.embed_query(query)
             return _by_message(lambda k: self.index.vector_search(signature, vector, ids, k), per_side)
@@ -747,6 +748,24 @@ hits are joined; the exact count of the whole response decides the rest."""
 
 MAX_CANDIDATES = 4_000
 """The most message parts one side of a search reads while collecting distinct messages."""
+
+
+_SEMANTIC_WHY = frozenset({"disabled", "consent_required", "indexing", "unavailable"})
+"""The ``semantic_status`` values that explain by themselves why the semantic side did not run."""
+
+
+def _keyword_only(result: HistorySearchResult, requested: str) -> None:
+    """Record that the semantic side did not take part in ``result`` (any answer: a search, a
+    Home answer, a query without words): ``mode`` becomes ``keyword`` and, when ``requested``
+    asked for the semantic side, one note says so, the same in every case: ``semantic side
+    <why>: keyword results only``, ``<why>`` being ``semantic_status`` when it explains it, else
+    ``skipped`` (the vectors are there, but this query or scope does not use them; another note
+    says why)."""
+    result.mode = "keyword"
+    if requested != "keyword":
+        status = result.semantic_status
+        why = status if status in _SEMANTIC_WHY else "skipped"
+        result.notes.append(f"semantic side {why}: keyword results only")
 
 
 def _by_message(search: Callable[[int], list[HistoryMatch]], wanted: int) -> list[HistoryMatch]:
