@@ -626,3 +626,41 @@ def test_a_semantic_side_that_could_run_but_was_not_used_says_skipped() -> None:
         result = use_case.execute(request)
         assert (result.mode, result.semantic_status) == ("keyword", "ready")
         assert [n for n in result.notes if n.startswith("semantic side")] == ["semantic side skipped: keyword results only"]
+
+
+def _tool_call_host() -> InMemorySessionHistory:
+    return InMemorySessionHistory([P], [HostSession("s1", "t", 1.0, "/src/alpha")], [
+        HostMessage(1, "s1", "user", "Why does the cache expire early?", 1.0),
+        HostMessage(2, "s1", "assistant", "", 2.0),  # a turn that only called tools
+        HostMessage(3, "s1", "assistant", "  \n", 3.0),
+        HostMessage(4, "s1", "assistant", "The TTL is read in milliseconds.", 4.0),
+        HostMessage(5, "s1", "assistant", "", 5.0),
+        HostMessage(6, "s1", "user", "Thanks, fixed.", 6.0),
+    ])
+
+
+def test_neighbours_without_text_are_left_out_and_the_nearest_with_text_come_instead() -> None:
+    """Trial finding: ``{"message_id": 6108, "role": "assistant", "text": ""}`` in a hit's context."""
+    use_case, _ = _search(_tool_call_host())
+    result = use_case.execute(HistoryRequest("TTL milliseconds", mode="keyword", cwd=Path("/src/alpha"),
+                                             context_messages=1))
+    hit = result.to_json()["results"][0]
+    assert hit["message_id"] == 4
+    assert [(m["message_id"], m["text"]) for m in hit["context"]["before"]] == [(1, "Why does the cache expire early?")]
+    assert [(m["message_id"], m["text"]) for m in hit["context"]["after"]] == [(6, "Thanks, fixed.")]
+
+
+def test_a_store_plugin_that_returns_empty_neighbours_has_them_left_out() -> None:
+    class OldStore(InMemorySessionHistory):
+        def window(self, session_id, message_id, before, after, roles=()):
+            rows = self._of(session_id, roles)
+            return ([m for m in rows if m.id < message_id][-before:] + [m for m in rows if m.id == message_id]
+                    + [m for m in rows if m.id > message_id][:after])
+
+    host = _tool_call_host()
+    use_case, _ = _search(OldStore(host.project_rows, list(host.session_rows.values()), host.rows))
+    result = use_case.execute(HistoryRequest("TTL milliseconds", mode="keyword", cwd=Path("/src/alpha"),
+                                             context_messages=2))
+    context = result.to_json()["results"][0]["context"]
+    assert [m["message_id"] for m in context["before"]] == []  # 2 and 3 have no text: fewer than asked
+    assert [m["message_id"] for m in context["after"]] == [6]

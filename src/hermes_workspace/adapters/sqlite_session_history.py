@@ -52,6 +52,10 @@ _CODECS = {"UTF-8": "utf-8", "UTF-16le": "utf-16-le", "UTF-16be": "utf-16-be"}
 _INTEGER_ID = re.compile(r"-?[1-9][0-9]{0,18}|0")
 _INT64 = range(-(2**63), 2**63)
 
+_BLANK = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+"""Every character ``str.strip()`` removes (Unicode white space; none lies above U+3000): a
+neighbour made of these alone has no text."""
+
 _CODE = apsw.mapping_extended_result_codes
 _READONLY_ROLLBACK = _CODE["SQLITE_READONLY_ROLLBACK"]
 _READONLY_WAL_INDEX = {_CODE["SQLITE_READONLY_RECOVERY"], _CODE["SQLITE_READONLY_CANTINIT"],
@@ -353,10 +357,12 @@ class SqliteSessionHistory:
 
     def window(self, session_id: str, message_id: int, before: int, after: int,
                roles: Sequence[str] = ()) -> list[HostMessage]:
-        """Up to ``before`` messages of ``roles`` (any role when empty) before ``message_id`` in
-        its session, the message when it exists (whatever its role), up to ``after`` after, by
-        increasing id: one statement (a consistent snapshot), each side an index range with its
-        own ``LIMIT``."""
+        """Up to ``before`` messages of ``roles`` (any role when empty) with text before
+        ``message_id`` in its session, the message when it exists (whatever its role and
+        content), up to ``after`` after, by increasing id: one statement (a consistent snapshot),
+        each side an index range with its own ``LIMIT``. A neighbour whose content is ``NULL`` or
+        only the characters Python's ``str.strip`` removes is skipped in SQL (``trim`` with that
+        set), so the ``LIMIT`` counts messages with text."""
         ids = _session_id_params(session_id)
         if ids is None:
             return []
@@ -369,6 +375,8 @@ class SqliteSessionHistory:
             same = _same_session(m)
             where, role_params = _role_filter(m, roles)
             role = f" AND {where.removeprefix('WHERE ')}" if where else ""
+            content = m.q("content")
+            role += f" AND {content} IS NOT NULL AND trim(CAST({content} AS TEXT), :blank) <> ''"
             rows = conn.execute(
                 f"SELECT * FROM (SELECT {columns} FROM {table} WHERE {same} AND {mid} < :mid{role} "
                 f"ORDER BY {mid} DESC LIMIT :before) "
@@ -376,7 +384,8 @@ class SqliteSessionHistory:
                 f"UNION ALL SELECT * FROM (SELECT {columns} FROM {table} WHERE {same} AND {mid} > :mid{role} "
                 f"ORDER BY {mid} LIMIT :after)",
                 {"sid": ids[0], "sid_n": ids[1], "mid": sqlite_int(message_id, -(2**63)),
-                 "before": sqlite_int(before, 0), "after": sqlite_int(after, 0), **role_params},
+                 "before": sqlite_int(before, 0), "after": sqlite_int(after, 0), "blank": _BLANK,
+                 **role_params},
             ).fetchall()
             return sorted(self._messages(rows, session_id), key=lambda message: message.id)
 

@@ -244,7 +244,7 @@ class HistoryResult:
     def to_json(self) -> dict[str, Any]:
         """Seed 003's fields (``session_id, link, title, message_id, snippet, score_source,
         when``) plus ``role``, ``score`` (fused RRF score) and ``context`` (``before``/``after``:
-        neighbouring messages, each ``{message_id, role, when, text}``)."""
+        neighbouring messages with text, each ``{message_id, role, when, text}``)."""
         return {
             "session_id": self.session_id,
             "link": session_link(self.session_id),
@@ -659,8 +659,10 @@ class SearchProjectHistory:
             candidates.append((HistoryResult(
                 match.session_id, titles.get(match.session_id), match.message_id, own[0].role,
                 excerpt(match.content, words, DEFAULT_SNIPPET_CHARS), source, timestamp_text(own[0].timestamp), score,
-                before=[_neighbour(m) for m in window if m.id < match.message_id],
-                after=[_neighbour(m) for m in window if m.id > match.message_id],
+                # The store skips neighbours without text; a plugin store that returns them
+                # still has them left out here (then fewer than asked for).
+                before=[_neighbour(m) for m in window if m.id < match.message_id and (m.content or "").strip()],
+                after=[_neighbour(m) for m in window if m.id > match.message_id and (m.content or "").strip()],
             ), match.content))
         notes = list(result.notes)
 
