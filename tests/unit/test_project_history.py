@@ -519,9 +519,44 @@ def test_a_repository_name_is_checked_and_a_registered_folder_is_its_project() -
             use_case.execute(HistoryRequest("deployment", project=bad))
     inside = use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/src/beta/"))
     assert inside.project.id == "p_beta" and {s for s, _ in _ids(inside)} == {"s_q1"}
-    unknown = use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/nowhere"))
-    assert unknown.results == [] and unknown.sessions_in_scope == 0
-    assert "the host has no session in this project yet" in unknown.notes
+    with pytest.raises(UsageError) as caught:  # no such folder, and no session there
+        use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/nowhere"))
+    assert caught.value.message == "git:/nowhere names no folder on this machine, and the host has no session there"
+
+
+def test_a_repository_name_that_is_no_repository_root_here_is_a_usage_error_with_a_hint(tmp_path: Path) -> None:
+    """Trial finding: ``--project git:/nonexistent`` answered 0 sessions with only the note "the
+    host has no session in this project yet", so a typo looked like an empty project."""
+    from hermes_workspace.adapters.filesystem_probe import git_root
+
+    repo, plain = tmp_path / "repo", tmp_path / "plain"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "lib").mkdir()
+    plain.mkdir()
+    gone = tmp_path / "gone"  # a repository the host has sessions in, deleted since: still searched
+    host = InMemorySessionHistory([P], [HostSession("s1", "t", 1.0, str(gone), str(gone))],
+                                  [HostMessage(1, "s1", "user", "the plugin loader", 2.0)])
+    index = InMemoryHistoryIndex()
+    sync = SyncHistory(host, index, ParagraphChunker(), roles=("user",), chunk_words=200)
+    use_case = SearchProjectHistory(host, index, sync, WhitespaceTokenCounter(), InMemoryConsentStore(),
+                                    git_root=git_root)
+    hint = ("Registered projects: p_alpha (Alpha). A git repository is named git:<its root folder> (the folder "
+            "holding .git), as project.id shows it; or leave the project out to search the project of the "
+            "working directory.")
+    for folder, message in (
+            (tmp_path / "nonexistent", "names no folder on this machine"),
+            (plain, "names a folder in no git repository"),
+            (repo / "lib", f"names a folder inside the repository {repo}, not its root")):
+        with pytest.raises(UsageError) as caught:
+            use_case.execute(HistoryRequest("loader", project=f"git:{folder}"))
+        assert caught.value.message == f"git:{folder} {message}, and the host has no session there"
+        assert caught.value.hint.endswith(hint)
+    assert caught.value.hint.startswith(f"Did you mean git:{repo}? ")
+    empty = use_case.execute(HistoryRequest("loader", mode="keyword", project=f"git:{repo}"))
+    assert (empty.project.id, empty.results, empty.sessions_in_scope) == (f"git:{repo}", [], 0)
+    assert "the host has no session in this project yet" in empty.notes
+    found = use_case.execute(HistoryRequest("loader", mode="keyword", project=f"git:{gone}"))
+    assert _ids(found) == [("s1", 1)]
 
 
 def test_a_query_without_words_searches_nothing_on_either_side() -> None:

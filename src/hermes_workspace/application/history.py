@@ -342,7 +342,9 @@ def resolve_scope(
     the attribution of its folder (the folder's git repository found on disk by ``git_root``).
 
     Raises:
-        UsageError: ``project`` names no registered project (the hint lists them).
+        UsageError: ``project`` names no registered project (the hint lists them), or names
+            ``git:<folder>`` where the host has no session and ``folder`` is no repository root
+            here (:func:`check_repository`).
     """
     if request.session_id:
         for session in sessions:
@@ -352,12 +354,15 @@ def resolve_scope(
     if request.project:
         wanted = request.project.strip()
         if wanted.startswith(AUTO_PREFIX):
-            return repository_scope(folders, wanted[len(AUTO_PREFIX):])
+            scope = repository_scope(folders, wanted[len(AUTO_PREFIX):])
+            if scope.kind == "auto" and not sessions_in_scope(folders, sessions, scope):
+                check_repository(folders, scope, git_root)
+            return scope
         project = folders.find(wanted)
         if project is None:
-            names = ", ".join(f"{p.id} ({p.name})" for p in folders.projects.values()) or "none"
             raise UsageError(f"no project {wanted!r} in the host's registry",
-                             hint=f"Registered projects: {names}. A git repository is named git:<folder>.")
+                             hint=f"Registered projects: {_registered(folders)}. A git repository is named "
+                                  "git:<folder>.")
         return explicit_scope(project)
     folder = Path(request.cwd) if request.cwd is not None else Path.cwd()
     written = folder.absolute()
@@ -373,6 +378,36 @@ def resolve_scope(
             return explicit_scope(project)
     root = git_root(real)
     return attribute(folders, cwd=str(real), git_root=str(root) if root is not None else None)
+
+
+def _registered(folders: ProjectFolders) -> str:
+    return ", ".join(f"{p.id} ({p.name})" for p in folders.projects.values()) or "none"
+
+
+def check_repository(folders: ProjectFolders, scope: ProjectScope, git_root: Callable[[Path], Path | None]) -> None:
+    """Refuse an ``auto`` scope named ``git:<folder>`` in which the host has no session when
+    ``folder`` is no git repository root on this machine: a typo would otherwise answer "no
+    session in this project yet", as a real repository without sessions does. (A repository the
+    host has sessions in is searched even when its folder is gone: its history is still there.)
+
+    Raises:
+        UsageError: the folder does not exist, is in no repository, or is inside one without
+            being its root; the hint says how projects are named.
+    """
+    folder = scope.folders[0] if scope.folders else ""
+    naming = (f"Registered projects: {_registered(folders)}. A git repository is named git:<its root folder> "
+              "(the folder holding .git), as project.id shows it; or leave the project out to search the "
+              "project of the working directory.")
+    if not os.path.isdir(folder):
+        raise UsageError(f"{scope.id} names no folder on this machine, and the host has no session there",
+                         hint=naming)
+    root = git_root(Path(folder))
+    if root is None:
+        raise UsageError(f"{scope.id} names a folder in no git repository, and the host has no session there",
+                         hint=naming)
+    if path_key(str(root)) not in (path_key(folder), path_key(_real_folder(folder) or folder)):
+        raise UsageError(f"{scope.id} names a folder inside the repository {root}, not its root, and the host has "
+                         "no session there", hint=f"Did you mean {AUTO_PREFIX}{path_key(str(root))}? {naming}")
 
 
 def project_folders(history: SessionHistory) -> ProjectFolders:
@@ -874,6 +909,7 @@ __all__ = [
     "SearchProjectHistory",
     "SyncHistory",
     "SyncReport",
+    "check_repository",
     "embed_history_batch",
     "index_project_history",
     "message_chunks",
