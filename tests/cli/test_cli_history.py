@@ -111,9 +111,6 @@ def test_project_session_cwd_and_mode_choose_the_scope(
     assert tool["project"] == {"kind": "auto", "id": world.tool_id, "name": "tool", "folders": [str(world.tool_repo)]}
     assert [(h["session_id"], h["message_id"]) for h in tool["results"]] == [("s_tool_1", ids["tool_e1042"])]
 
-    # The session wins over --project, which wins over --cwd and the working directory.
-    code, session_first, _ = run(capsys, "history", "search", "E1042", "--session", "s_beta_1", "--project", "p_alpha")
-    assert session_first["project"]["id"] == "p_beta"
     code, other_cwd, _ = run(capsys, "history", "search", "E1042", "--cwd", str(world.tool_repo / "lib"))
     assert other_cwd["project"]["id"] == world.tool_id
 
@@ -149,8 +146,8 @@ def test_search_human_output(capsys: pytest.CaptureFixture[str], configured: Wor
     ]
     code, out, _ = run(capsys, "--human", "history", "search", "E1042", "--cwd", str(configured.scratch))
     assert code == 0
-    assert out.splitlines() == ["project: - (home, no_project); 0 sessions; mode hybrid; semantic disabled",
-                                HOME_REASONS["no_project"]]
+    assert out.splitlines() == ["project: - (home, no_project); 0 sessions; mode keyword; semantic disabled",
+                                HOME_REASONS["no_project"], f"note: {NO_EMBEDDER_NOTE}"]
 
 
 # -- errors ---------------------------------------------------------------------------------------
@@ -170,6 +167,38 @@ def test_a_missing_host_store_is_history_unavailable_exit_66(
     assert not missing.exists() and not missing.parent.exists()  # nothing created on the host's side
 
 
+@pytest.mark.parametrize(("table", "field"), [("projects", "table"), ("project_folders", "table"),
+                                              ("projects", "id"), ("project_folders", "path")])
+def test_a_misspelt_registry_name_is_history_unavailable_exit_66(
+    capsys: pytest.CaptureFixture[str], home: Path, world: World, table: str, field: str
+) -> None:
+    """Trial finding: a wrong ``schema.projects.table`` answered Home with 0 results (exit 0) and
+    ``history status`` counted 0 projects; every wrong registry name is now exit 66."""
+    (home / "config.yaml").write_text(
+        world.config() + f"    schema:\n      {table}:\n        {field}: wrongname\n", encoding="utf-8")
+    for args in (("history", "search", "E1042", "--cwd", str(world.alpha)), ("history", "status")):
+        code, data, _ = run(capsys, *args)
+        assert code == 66, args
+        assert data["error"]["code"] == "history_unavailable"
+        assert "'wrongname'" in data["error"]["message"]
+        assert f"knowledgebase.history.schema.{table}.{field}" in data["error"]["hint"]
+
+
+def test_a_host_without_a_registry_still_searches_its_repositories_and_status_says_so(
+    capsys: pytest.CaptureFixture[str], home: Path, world: World
+) -> None:
+    """Nothing in the config names a registry and the session store keeps none: that host is
+    legitimate, searched by git repository, and ``history status`` notes the empty registry."""
+    (home / "config.yaml").write_text(f"knowledgebase:\n  history:\n    database: {world.database}\n",
+                                      encoding="utf-8")
+    code, data, _ = run(capsys, "history", "search", "E1042", "--cwd", str(world.tool_repo))
+    assert code == 0 and data["project"]["id"] == world.tool_id and data["results"]
+    code, status, _ = run(capsys, "history", "status")
+    assert code == 0 and status["host"]["projects"] == 0
+    assert status["notes"] == ["the host's project registry is empty or absent: sessions belong to their git "
+                               "repository, or to no project"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -182,18 +211,50 @@ def test_a_missing_host_store_is_history_unavailable_exit_66(
         (("--session", ""), "session_id is empty"),
         (("--project", " "), "project is empty"),
         (("--project", "git:relative/x"), "git:relative/x does not name a repository folder"),
+        # Trial finding: --project was silently ignored beside --session. Each names the project.
+        (("--session", "s_beta_1", "--project", "p_alpha"), "--session and --project cannot be used together"),
+        (("--project", "p_alpha", "--cwd", "/"), "--project and --cwd cannot be used together"),
+        (("--session", "s_beta_1", "--cwd", "/"), "--session and --cwd cannot be used together"),
+        (("--session", "s_beta_1", "--project", "p_alpha", "--cwd", "/"),
+         "--session and --project and --cwd cannot be used together"),
     ],
 )
 def test_bad_arguments_are_usage_errors_exit_2(
-    capsys: pytest.CaptureFixture[str], configured: World, args: tuple[str, ...], message: str
+    capsys: pytest.CaptureFixture[str], configured: World, monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...], message: str
 ) -> None:
-    code, data, _ = run(capsys, "history", "search", "E1042", "--cwd", str(configured.alpha), *args)
+    monkeypatch.chdir(configured.alpha)
+    code, data, _ = run(capsys, "history", "search", "E1042", *args)
     assert code == 2
     assert list(data["error"]) == ERROR_FIELDS
     assert (data["error"]["code"], data["error"]["message"]) == ("usage_error", message)
     if args[:2] == ("--project", "nope"):
         assert data["error"]["hint"] == ("Registered projects: p_alpha (Alpha), p_beta (Beta). "
                                          "A git repository is named git:<folder>.")
+
+
+def test_a_repository_name_that_is_no_repository_root_is_a_usage_error_with_a_hint(
+    capsys: pytest.CaptureFixture[str], configured: World
+) -> None:
+    """Trial finding: ``--project git:/nonexistent`` answered 0 sessions, the typo unflagged."""
+    world = configured
+    naming = ("Registered projects: p_alpha (Alpha), p_beta (Beta). A git repository is named git:<its root "
+              "folder> (the folder holding .git), as project.id shows it; or leave the project out to search "
+              "the project of the working directory.")
+    for folder, message in ((world.base / "nonexistent", "names no folder on this machine"),
+                            (world.scratch, "names a folder in no git repository"),
+                            (world.tool_repo / "lib", f"names a folder inside the repository {world.tool_repo}, "
+                                                      "not its root")):
+        code, data, _ = run(capsys, "history", "search", "E1042", "--project", f"git:{folder}")
+        assert (code, data["error"]["code"]) == (2, "usage_error")
+        assert data["error"]["message"] == f"git:{folder} {message}, and the host has no session there"
+        assert data["error"]["hint"].endswith(naming)
+    assert data["error"]["hint"].startswith(f"Did you mean {world.tool_id}? ")
+    # A repository here without a session of the host is no typo: an empty answer that says so.
+    (world.base / "oss" / "fresh" / ".git").mkdir(parents=True)
+    code, fresh, _ = run(capsys, "history", "search", "E1042", "--project", f"git:{world.base / 'oss' / 'fresh'}")
+    assert (code, fresh["results"], fresh["sessions_in_scope"]) == (0, [], 0)
+    assert "the host has no session in this project yet" in fresh["notes"]
 
 
 def test_a_bad_mode_and_an_empty_query_are_usage_errors(capsys: pytest.CaptureFixture[str], configured: World) -> None:

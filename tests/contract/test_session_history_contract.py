@@ -150,8 +150,21 @@ def test_window_in_the_middle_and_at_the_edges(loaded: Loaded) -> None:
     assert history.window(A, a[3].id, 0, 1) == a[3:5]
     assert history.window(A, a[3].id, -1, -1) == [a[3]]
     assert history.window(A, a[3].id, 10**30, 0) == a[:4]
-    # Any role: the system prompt and NULL-content turns are neighbours too.
+    # Any role: the system prompt is a neighbour too.
     assert history.window(A, a[1].id, 1, 1) == a[0:3]
+
+
+def test_window_skips_neighbours_without_text_but_keeps_the_message_itself(loaded: Loaded) -> None:
+    """Trial finding: a tool-call turn (NULL content) came back as a neighbour with ``text: ""``;
+    neighbours are the nearest messages with text, as many as asked for where the session has them."""
+    a = loaded.of(A)  # a[3] is the NULL-content assistant turn
+    history = loaded.history
+    assert a[3].content == ""
+    assert history.window(A, a[2].id, 0, 1) == [a[2], a[4]]
+    assert history.window(A, a[4].id, 2, 0) == [a[1], a[2], a[4]]
+    assert history.window(A, a[2].id, 1, 2) == [a[1], a[2], a[4], a[5]]
+    assert history.window(A, a[3].id, 1, 1) == a[2:5]  # asked about it: the empty message itself is returned
+    assert history.window(A, a[2].id, 0, 1, ("assistant",)) == [a[2], a[5]]
 
 
 def test_window_with_roles_skips_other_neighbours_but_keeps_the_message_itself(loaded: Loaded) -> None:
@@ -167,7 +180,8 @@ def test_window_of_a_deleted_or_foreign_message_has_only_the_neighbours(loaded: 
     a = loaded.of(A)
     after_deleted = [m for m in a if m.id > loaded.deleted_id]
     before_deleted = [m for m in a if m.id < loaded.deleted_id]
-    assert loaded.history.window(A, loaded.deleted_id, 1, 1) == [before_deleted[-1], after_deleted[0]]
+    with_text = [m for m in before_deleted if m.content]  # the one just before is a NULL-content turn
+    assert loaded.history.window(A, loaded.deleted_id, 1, 1) == [with_text[-1], after_deleted[0]]
     # B's message id inside A's id range: A's neighbours of that position, never B's message.
     b_id = loaded.of(B)[0].id
     window = loaded.history.window(A, b_id, 1, 1)
@@ -193,3 +207,21 @@ def test_integer_session_ids_are_read_as_text(tmp_path: Path) -> None:
             assert history.messages("7", ()) == expected
             assert history.window("7", second, 1, 0) == expected
             assert history.messages("07", ()) == []  # another text, another id
+
+
+def test_window_skips_whitespace_only_neighbours_as_str_strip_does(tmp_path: Path) -> None:
+    """Blank is what ``str.strip`` removes, Unicode spaces included, the same in the store and
+    in the fake; a character that only looks empty (a zero-width space) is text."""
+    contents = ["first question", "", "  \n\t ", "\u3000\u00a0\u2029", None, "\u200b", "last answer"]
+    database = tmp_path / "state.db"
+    with build_host_database(database) as host:
+        host.add_session("s1", cwd="/w/alpha")
+        ids = [host.add_message("s1", "assistant", text, timestamp=float(i)) for i, text in enumerate(contents)]
+    rows = [HostMessage(ids[i], "s1", "assistant", text or "", float(i)) for i, text in enumerate(contents)]
+    fake = InMemorySessionHistory([], [HostSession("s1", cwd="/w/alpha")], rows)
+    with SqliteSessionHistory(database) as real:
+        for history in (fake, real):
+            assert history.window("s1", ids[0], 0, 2) == [rows[0], rows[5], rows[6]]
+            assert history.window("s1", ids[6], 1, 0) == [rows[5], rows[6]]
+            assert history.window("s1", ids[5], 5, 0) == [rows[0], rows[5]]
+            assert history.window("s1", ids[2], 0, 0) == [rows[2]]

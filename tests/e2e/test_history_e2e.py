@@ -212,6 +212,18 @@ def test_a_conversation_in_no_project_searches_nothing_and_says_why(keyword_home
         assert result.message == HOME_REASONS[reason]
 
 
+def test_a_session_and_a_project_together_are_refused_and_cwd_is_only_the_fallback(
+        keyword_home: Path, world: World) -> None:
+    with Workspace.open(keyword_home) as ws:
+        with pytest.raises(UsageError) as caught:
+            ws.history_search(E1042, session_id="s_beta_1", project="p_alpha", cwd=world.alpha)
+        assert caught.value.message == "give session_id or project, not both"
+        assert "cwd is used only when neither is given" in caught.value.hint
+        # The conversation's location beside its session (as an MCP client sends it): the session decides.
+        assert ws.history_search(E1042, session_id="s_beta_1", cwd=world.alpha).project.id == "p_beta"
+        assert ws.history_search(E1042, project="p_beta", cwd=world.alpha).project.id == "p_beta"
+
+
 def test_a_git_repository_of_no_project_is_its_own_project(keyword_home: Path, world: World) -> None:
     with Workspace.open(keyword_home) as ws:
         from_folder = ws.history_search("plugin loader", cwd=world.tool_repo / "lib")

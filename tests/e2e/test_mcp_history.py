@@ -124,6 +124,18 @@ def test_project_history_search_over_stdio(home: Path, world: World) -> None:
         assert refused["error"]["code"] == "usage_error"
         assert refused["error"]["message"].startswith("working_directory must be an absolute path, got 'src/alpha'")
 
+        # The CLI refuses --session with --project; so do the tool and the Python API (the server's
+        # working directory, passed with every call, is only the fallback).
+        error, both = server.call("project_history_search",
+                                  {"query": E1042, "session_id": "s_beta_1", "project": "p_alpha"})
+        assert error is True
+        assert (both["error"]["code"], both["error"]["message"]) == ("usage_error",
+                                                                     "give session_id or project, not both")
+        error, typo = server.call("project_history_search",
+                                  {"query": E1042, "project": f"git:{world.base / 'nonexistent'}"})
+        assert error is True and typo["error"]["code"] == "usage_error"
+        assert "names no folder on this machine" in typo["error"]["message"]
+
         error, invalid = server.call("project_history_search", {"query": E1042, "limit": 0})
         assert error is True and invalid["error"]["code"] == "usage_error"
         assert invalid["error"]["message"].startswith("invalid arguments for project_history_search: limit:")

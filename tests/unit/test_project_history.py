@@ -519,9 +519,44 @@ def test_a_repository_name_is_checked_and_a_registered_folder_is_its_project() -
             use_case.execute(HistoryRequest("deployment", project=bad))
     inside = use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/src/beta/"))
     assert inside.project.id == "p_beta" and {s for s, _ in _ids(inside)} == {"s_q1"}
-    unknown = use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/nowhere"))
-    assert unknown.results == [] and unknown.sessions_in_scope == 0
-    assert "the host has no session in this project yet" in unknown.notes
+    with pytest.raises(UsageError) as caught:  # no such folder, and no session there
+        use_case.execute(HistoryRequest("deployment", mode="keyword", project="git:/nowhere"))
+    assert caught.value.message == "git:/nowhere names no folder on this machine, and the host has no session there"
+
+
+def test_a_repository_name_that_is_no_repository_root_here_is_a_usage_error_with_a_hint(tmp_path: Path) -> None:
+    """Trial finding: ``--project git:/nonexistent`` answered 0 sessions with only the note "the
+    host has no session in this project yet", so a typo looked like an empty project."""
+    from hermes_workspace.adapters.filesystem_probe import git_root
+
+    repo, plain = tmp_path / "repo", tmp_path / "plain"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "lib").mkdir()
+    plain.mkdir()
+    gone = tmp_path / "gone"  # a repository the host has sessions in, deleted since: still searched
+    host = InMemorySessionHistory([P], [HostSession("s1", "t", 1.0, str(gone), str(gone))],
+                                  [HostMessage(1, "s1", "user", "the plugin loader", 2.0)])
+    index = InMemoryHistoryIndex()
+    sync = SyncHistory(host, index, ParagraphChunker(), roles=("user",), chunk_words=200)
+    use_case = SearchProjectHistory(host, index, sync, WhitespaceTokenCounter(), InMemoryConsentStore(),
+                                    git_root=git_root)
+    hint = ("Registered projects: p_alpha (Alpha). A git repository is named git:<its root folder> (the folder "
+            "holding .git), as project.id shows it; or leave the project out to search the project of the "
+            "working directory.")
+    for folder, message in (
+            (tmp_path / "nonexistent", "names no folder on this machine"),
+            (plain, "names a folder in no git repository"),
+            (repo / "lib", f"names a folder inside the repository {repo}, not its root")):
+        with pytest.raises(UsageError) as caught:
+            use_case.execute(HistoryRequest("loader", project=f"git:{folder}"))
+        assert caught.value.message == f"git:{folder} {message}, and the host has no session there"
+        assert caught.value.hint.endswith(hint)
+    assert caught.value.hint.startswith(f"Did you mean git:{repo}? ")
+    empty = use_case.execute(HistoryRequest("loader", mode="keyword", project=f"git:{repo}"))
+    assert (empty.project.id, empty.results, empty.sessions_in_scope) == (f"git:{repo}", [], 0)
+    assert "the host has no session in this project yet" in empty.notes
+    found = use_case.execute(HistoryRequest("loader", mode="keyword", project=f"git:{gone}"))
+    assert _ids(found) == [("s1", 1)]
 
 
 def test_a_query_without_words_searches_nothing_on_either_side() -> None:
@@ -596,3 +631,71 @@ def test_a_semantic_search_the_model_cannot_read_falls_back_to_keywords_and_says
     result = use_case.execute(HistoryRequest("deployment 日本語の質問ですかそれとも", mode="semantic", cwd=Path("/src/alpha")))
     assert result.mode == "keyword" and _ids(result) == [("s_p1", 1)]
     assert any("does not read the query's language" in note for note in result.notes)
+
+
+NO_EMBEDDER = "semantic side disabled: keyword results only"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
+def test_every_answer_reports_the_mode_used_with_the_same_note(mode: str) -> None:
+    """Trial finding: Home answers and queries without words said ``mode: hybrid`` with the
+    semantic side disabled and no note, while a search said ``keyword`` with a note."""
+    use_case, _ = _search(_host())
+    requests = [HistoryRequest("deployment", mode=mode, cwd=Path("/src/alpha")),  # a search
+                HistoryRequest("deployment", mode=mode, cwd=Path("/tmp/elsewhere")),  # Home: no project
+                HistoryRequest("deployment", mode=mode, session_id="nope"),  # Home: unknown session
+                HistoryRequest("!!!", mode=mode, cwd=Path("/src/alpha"))]  # no word
+    for request in requests:
+        result = use_case.execute(request)
+        assert (result.mode, result.semantic_status) == ("keyword", "disabled"), request
+        expected = [] if mode == "keyword" else [NO_EMBEDDER]
+        assert [n for n in result.notes if n.startswith("semantic side")] == expected, request
+        assert result.to_json()["mode"] == "keyword"
+
+
+def test_a_semantic_side_that_could_run_but_was_not_used_says_skipped() -> None:
+    use_case, _ = _search(_host(), embedder=HashEmbedder())
+    assert use_case.execute(HistoryRequest("roll back deployment", cwd=Path("/src/alpha"))).mode == "hybrid"
+    for request in (HistoryRequest("!!!", cwd=Path("/src/alpha")),
+                    HistoryRequest("deployment 日本語の質問ですかそれとも", mode="semantic", cwd=Path("/src/alpha"))):
+        result = use_case.execute(request)
+        assert (result.mode, result.semantic_status) == ("keyword", "ready")
+        assert [n for n in result.notes if n.startswith("semantic side")] == ["semantic side skipped: keyword results only"]
+
+
+def _tool_call_host() -> InMemorySessionHistory:
+    return InMemorySessionHistory([P], [HostSession("s1", "t", 1.0, "/src/alpha")], [
+        HostMessage(1, "s1", "user", "Why does the cache expire early?", 1.0),
+        HostMessage(2, "s1", "assistant", "", 2.0),  # a turn that only called tools
+        HostMessage(3, "s1", "assistant", "  \n", 3.0),
+        HostMessage(4, "s1", "assistant", "The TTL is read in milliseconds.", 4.0),
+        HostMessage(5, "s1", "assistant", "", 5.0),
+        HostMessage(6, "s1", "user", "Thanks, fixed.", 6.0),
+    ])
+
+
+def test_neighbours_without_text_are_left_out_and_the_nearest_with_text_come_instead() -> None:
+    """Trial finding: ``{"message_id": 6108, "role": "assistant", "text": ""}`` in a hit's context."""
+    use_case, _ = _search(_tool_call_host())
+    result = use_case.execute(HistoryRequest("TTL milliseconds", mode="keyword", cwd=Path("/src/alpha"),
+                                             context_messages=1))
+    hit = result.to_json()["results"][0]
+    assert hit["message_id"] == 4
+    assert [(m["message_id"], m["text"]) for m in hit["context"]["before"]] == [(1, "Why does the cache expire early?")]
+    assert [(m["message_id"], m["text"]) for m in hit["context"]["after"]] == [(6, "Thanks, fixed.")]
+
+
+def test_a_store_plugin_that_returns_empty_neighbours_has_them_left_out() -> None:
+    class OldStore(InMemorySessionHistory):
+        def window(self, session_id, message_id, before, after, roles=()):
+            rows = self._of(session_id, roles)
+            return ([m for m in rows if m.id < message_id][-before:] + [m for m in rows if m.id == message_id]
+                    + [m for m in rows if m.id > message_id][:after])
+
+    host = _tool_call_host()
+    use_case, _ = _search(OldStore(host.project_rows, list(host.session_rows.values()), host.rows))
+    result = use_case.execute(HistoryRequest("TTL milliseconds", mode="keyword", cwd=Path("/src/alpha"),
+                                             context_messages=2))
+    context = result.to_json()["results"][0]["context"]
+    assert [m["message_id"] for m in context["before"]] == []  # 2 and 3 have no text: fewer than asked
+    assert [m["message_id"] for m in context["after"]] == [6]

@@ -279,6 +279,57 @@ def test_the_registry_may_be_absent_but_not_half_present(tmp_path: Path) -> None
     assert "knowledgebase.history.schema.project_folders.table" in caught.value.hint
 
 
+@pytest.mark.parametrize(("table", "field", "name"), [
+    ("projects", "table", "projectz"), ("project_folders", "table", "project_folderz"),
+    ("projects", "name", "title"), ("project_folders", "path", "folder")])
+def test_a_misspelt_registry_name_is_history_unavailable_never_an_empty_registry(
+        tmp_path: Path, table: str, field: str, name: str) -> None:
+    """Trial finding: ``projects.table: projectz`` read as a host without a registry, so every
+    session fell to its git repository or to Home, with exit 0. Any wrong registry name fails,
+    naming the setting."""
+    seeded_host(tmp_path, wal=True).close()  # the registry tables in the session store
+    schema = history_schema({table: {field: name}})
+    with SqliteSessionHistory(tmp_path / "state.db", schema=schema) as history:
+        with pytest.raises(HistoryUnavailableError) as caught:
+            history.projects()
+    assert repr(name) in caught.value.message
+    assert f"knowledgebase.history.schema.{table}.{field}" in caught.value.hint
+
+
+def test_a_registry_the_config_names_must_exist_even_where_the_host_keeps_none(tmp_path: Path) -> None:
+    host = build_host_database(tmp_path / "state.db", projects_path=tmp_path / "projects.db")
+    host.add_project("p1", "Alpha", ["/w/a"])
+    host.close()
+    # Nothing configured: the session store keeps no registry, and that is a host without one.
+    assert SqliteSessionHistory(tmp_path / "state.db").projects() == []
+    # The config names the registry tables (even with their default names): they must be there.
+    named = history_schema({"projects": {"table": "projects"}})
+    with pytest.raises(HistoryUnavailableError) as caught:
+        SqliteSessionHistory(tmp_path / "state.db", schema=named).projects()
+    assert "no table 'projects'" in caught.value.message
+    assert "knowledgebase.history.schema.projects.table" in caught.value.hint
+    assert SqliteSessionHistory(tmp_path / "state.db", tmp_path / "projects.db", schema=named).projects() == [
+        HostProject("p1", "Alpha", ("/w/a",))]
+    # A registry file named in config must hold the registry, not only exist.
+    empty = tmp_path / "empty.db"
+    apsw.Connection(str(empty)).execute("CREATE TABLE other (x)")
+    assert SqliteSessionHistory(tmp_path / "state.db", empty).projects() == []
+    with pytest.raises(HistoryUnavailableError) as caught:
+        SqliteSessionHistory(tmp_path / "state.db", empty, projects_required=True).projects()
+    assert "no table 'projects'" in caught.value.message and "other" in caught.value.hint
+
+
+def test_a_folders_table_without_its_projects_table_is_a_misspelt_registry(tmp_path: Path) -> None:
+    seeded_host(tmp_path, wal=False).close()
+    conn = apsw.Connection(str(tmp_path / "state.db"))
+    conn.execute("ALTER TABLE projects RENAME TO old_projects")
+    conn.close()
+    with pytest.raises(HistoryUnavailableError) as caught:
+        SqliteSessionHistory(tmp_path / "state.db").projects()
+    assert "no table 'projects'" in caught.value.message
+    assert "knowledgebase.history.schema.projects.table" in caught.value.hint and "old_projects" in caught.value.hint
+
+
 def test_a_registry_file_that_appears_later_is_read(tmp_path: Path) -> None:
     seeded_host(tmp_path, wal=True).close()
     history = SqliteSessionHistory(tmp_path / "state.db", tmp_path / "projects.db")

@@ -157,7 +157,8 @@ def hermes_state_history(context: PluginContext) -> SessionHistory:
     projects = history.projects_database
     if projects is None and (context.home / "projects.db").is_file():
         projects = context.home / "projects.db"
-    # A registry file named in config must exist: a typo would otherwise attribute every session
-    # to its git repository, silently.
+    # A registry file named in config must exist and hold the registry (so must registry tables
+    # named in knowledgebase.history.schema, the reader checks that): a typo would otherwise
+    # attribute every session to its git repository, silently.
     return SqliteSessionHistory(database, projects, schema=history.schema,
                                 projects_required=history.projects_database is not None)

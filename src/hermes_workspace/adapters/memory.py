@@ -1040,7 +1040,7 @@ class InMemorySessionHistory:
         self._check()
         rows = self._of(session_id, ())
         itself = [m for m in rows if m.id == message_id]
-        rows = self._of(session_id, roles)
+        rows = [m for m in self._of(session_id, roles) if m.content.strip()]
         earlier = [m for m in rows if m.id < message_id][-before:] if before > 0 else []
         later = [m for m in rows if m.id > message_id][:after] if after > 0 else []
         return earlier + itself + later

@@ -52,6 +52,10 @@ _CODECS = {"UTF-8": "utf-8", "UTF-16le": "utf-16-le", "UTF-16be": "utf-16-be"}
 _INTEGER_ID = re.compile(r"-?[1-9][0-9]{0,18}|0")
 _INT64 = range(-(2**63), 2**63)
 
+_BLANK = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+"""Every character ``str.strip()`` removes (Unicode white space; none lies above U+3000): a
+neighbour made of these alone has no text."""
+
 _CODE = apsw.mapping_extended_result_codes
 _READONLY_ROLLBACK = _CODE["SQLITE_READONLY_ROLLBACK"]
 _READONLY_WAL_INDEX = {_CODE["SQLITE_READONLY_RECOVERY"], _CODE["SQLITE_READONLY_CANTINIT"],
@@ -153,11 +157,14 @@ class SqliteSessionHistory:
 
     Semantics, beyond the port:
 
-    - A missing ``database`` raises :class:`HistoryUnavailableError`; a missing registry (no
-      ``projects_database`` file, or no ``projects`` table) is a host that keeps none:
-      :meth:`projects` returns ``[]``; with ``projects_required`` (the file was named in config)
-      a missing ``projects_database`` file raises instead. A ``projects`` table without its
-      ``project_folders`` table is a misconfigured name and raises.
+    - A missing ``database`` raises :class:`HistoryUnavailableError`. The project registry is
+      *expected* (:attr:`registry_expected`) when ``projects_required`` (its file was named in
+      config) or when the schema was configured with a name of the ``projects`` or
+      ``project_folders`` table: then a missing registry file, ``projects`` table or
+      ``project_folders`` table raises, naming the setting to fix. Otherwise a missing registry
+      (no ``projects_database`` file, or neither table) is a host that keeps none:
+      :meth:`projects` returns ``[]``. One registry table without the other is a misspelt name
+      and always raises.
     - A required table or column that is missing raises, naming it and the
       ``knowledgebase.history.schema.<table>.<field>`` setting; so does an optional column the
       schema names but the table lacks (set it to ``null``), except ``sessions.project_id``,
@@ -216,20 +223,32 @@ class SqliteSessionHistory:
 
     # -- the port ------------------------------------------------------------------------------
 
+    @property
+    def registry_expected(self) -> bool:
+        """Whether the host must keep a project registry: ``projects_required`` was given (its
+        file was named in config) or the schema's ``configured`` names a registry table."""
+        return self.projects_required or self.schema.registry_configured
+
     def projects(self) -> list[HostProject]:
         """The registered projects, by id, each with its folders (deduplicated, in byte order of
         the stored path); a project without a name is named by its id."""
         path = self.projects_database or self.database
         with self._translated("read the projects", path):
+            expected = self.registry_expected
             conn = self._connection(path, optional=self.projects_database is not None)
             if conn is None:
-                if self.projects_required:
+                if expected:
                     raise HistoryUnavailableError(
                         f"the host's project registry {path} does not exist",
                         hint="Fix knowledgebase.history.projects_database in config.yaml (or remove it: the "
                              "registry is then read from the session database, or from HERMES_HOME/projects.db).")
                 return []
-            projects = self._layout(conn, path, "projects", optional=True)
+            # No projects table is a host that keeps no registry only when nothing says it keeps
+            # one: not the config, and not a project_folders table beside it (a misspelt name of
+            # either table would otherwise attribute every session to its git repository, silently).
+            folders_table = self.schema.table("project_folders")["table"]
+            optional = not expected and not _has_table(conn, folders_table or "")
+            projects = self._layout(conn, path, "projects", optional=optional)
             if projects is None:
                 return []
             folders = self._layout(conn, path, "project_folders")
@@ -338,10 +357,12 @@ class SqliteSessionHistory:
 
     def window(self, session_id: str, message_id: int, before: int, after: int,
                roles: Sequence[str] = ()) -> list[HostMessage]:
-        """Up to ``before`` messages of ``roles`` (any role when empty) before ``message_id`` in
-        its session, the message when it exists (whatever its role), up to ``after`` after, by
-        increasing id: one statement (a consistent snapshot), each side an index range with its
-        own ``LIMIT``."""
+        """Up to ``before`` messages of ``roles`` (any role when empty) with text before
+        ``message_id`` in its session, the message when it exists (whatever its role and
+        content), up to ``after`` after, by increasing id: one statement (a consistent snapshot),
+        each side an index range with its own ``LIMIT``. A neighbour whose content is ``NULL`` or
+        only the characters Python's ``str.strip`` removes is skipped in SQL (``trim`` with that
+        set), so the ``LIMIT`` counts messages with text."""
         ids = _session_id_params(session_id)
         if ids is None:
             return []
@@ -354,6 +375,8 @@ class SqliteSessionHistory:
             same = _same_session(m)
             where, role_params = _role_filter(m, roles)
             role = f" AND {where.removeprefix('WHERE ')}" if where else ""
+            content = m.q("content")
+            role += f" AND {content} IS NOT NULL AND trim(CAST({content} AS TEXT), :blank) <> ''"
             rows = conn.execute(
                 f"SELECT * FROM (SELECT {columns} FROM {table} WHERE {same} AND {mid} < :mid{role} "
                 f"ORDER BY {mid} DESC LIMIT :before) "
@@ -361,7 +384,8 @@ class SqliteSessionHistory:
                 f"UNION ALL SELECT * FROM (SELECT {columns} FROM {table} WHERE {same} AND {mid} > :mid{role} "
                 f"ORDER BY {mid} LIMIT :after)",
                 {"sid": ids[0], "sid_n": ids[1], "mid": sqlite_int(message_id, -(2**63)),
-                 "before": sqlite_int(before, 0), "after": sqlite_int(after, 0), **role_params},
+                 "before": sqlite_int(before, 0), "after": sqlite_int(after, 0), "blank": _BLANK,
+                 **role_params},
             ).fetchall()
             return sorted(self._messages(rows, session_id), key=lambda message: message.id)
 
@@ -577,6 +601,11 @@ def _resolved(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):
         return path
+
+
+def _has_table(conn: apsw.Connection, table: str) -> bool:
+    """Whether ``table`` (a table or view) exists in ``conn``'s main database."""
+    return bool(table) and bool(conn.execute("SELECT 1 FROM pragma_table_info(?) LIMIT 1", (table,)).fetchall())
 
 
 def _same_path(a: Path, b: Path) -> bool:

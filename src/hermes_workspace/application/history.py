@@ -244,7 +244,7 @@ class HistoryResult:
     def to_json(self) -> dict[str, Any]:
         """Seed 003's fields (``session_id, link, title, message_id, snippet, score_source,
         when``) plus ``role``, ``score`` (fused RRF score) and ``context`` (``before``/``after``:
-        neighbouring messages, each ``{message_id, role, when, text}``)."""
+        neighbouring messages with text, each ``{message_id, role, when, text}``)."""
         return {
             "session_id": self.session_id,
             "link": session_link(self.session_id),
@@ -261,7 +261,9 @@ class HistoryResult:
 
 @dataclass(slots=True)
 class HistorySearchResult:
-    """The answer of :class:`SearchProjectHistory` (seed 003 section 4.3): ``mode`` used,
+    """The answer of :class:`SearchProjectHistory` (seed 003 section 4.3): ``mode`` used
+    (``hybrid``/``semantic`` only when the vectors were searched, else ``keyword``, with a note
+    when another mode was asked for),
     ``project``, ``results``, ``sessions_in_scope``, ``semantic_status``, plus ``query``,
     ``notes`` (fallbacks, budget cuts), ``consent`` (what a remote embedding would send, when
     ``semantic_status`` is ``consent_required``), ``tokens``/``max_tokens`` (the budget),
@@ -340,7 +342,9 @@ def resolve_scope(
     the attribution of its folder (the folder's git repository found on disk by ``git_root``).
 
     Raises:
-        UsageError: ``project`` names no registered project (the hint lists them).
+        UsageError: ``project`` names no registered project (the hint lists them), or names
+            ``git:<folder>`` where the host has no session and ``folder`` is no repository root
+            here (:func:`check_repository`).
     """
     if request.session_id:
         for session in sessions:
@@ -350,12 +354,15 @@ def resolve_scope(
     if request.project:
         wanted = request.project.strip()
         if wanted.startswith(AUTO_PREFIX):
-            return repository_scope(folders, wanted[len(AUTO_PREFIX):])
+            scope = repository_scope(folders, wanted[len(AUTO_PREFIX):])
+            if scope.kind == "auto" and not sessions_in_scope(folders, sessions, scope):
+                check_repository(folders, scope, git_root)
+            return scope
         project = folders.find(wanted)
         if project is None:
-            names = ", ".join(f"{p.id} ({p.name})" for p in folders.projects.values()) or "none"
             raise UsageError(f"no project {wanted!r} in the host's registry",
-                             hint=f"Registered projects: {names}. A git repository is named git:<folder>.")
+                             hint=f"Registered projects: {_registered(folders)}. A git repository is named "
+                                  "git:<folder>.")
         return explicit_scope(project)
     folder = Path(request.cwd) if request.cwd is not None else Path.cwd()
     written = folder.absolute()
@@ -371,6 +378,36 @@ def resolve_scope(
             return explicit_scope(project)
     root = git_root(real)
     return attribute(folders, cwd=str(real), git_root=str(root) if root is not None else None)
+
+
+def _registered(folders: ProjectFolders) -> str:
+    return ", ".join(f"{p.id} ({p.name})" for p in folders.projects.values()) or "none"
+
+
+def check_repository(folders: ProjectFolders, scope: ProjectScope, git_root: Callable[[Path], Path | None]) -> None:
+    """Refuse an ``auto`` scope named ``git:<folder>`` in which the host has no session when
+    ``folder`` is no git repository root on this machine: a typo would otherwise answer "no
+    session in this project yet", as a real repository without sessions does. (A repository the
+    host has sessions in is searched even when its folder is gone: its history is still there.)
+
+    Raises:
+        UsageError: the folder does not exist, is in no repository, or is inside one without
+            being its root; the hint says how projects are named.
+    """
+    folder = scope.folders[0] if scope.folders else ""
+    naming = (f"Registered projects: {_registered(folders)}. A git repository is named git:<its root folder> "
+              "(the folder holding .git), as project.id shows it; or leave the project out to search the "
+              "project of the working directory.")
+    if not os.path.isdir(folder):
+        raise UsageError(f"{scope.id} names no folder on this machine, and the host has no session there",
+                         hint=naming)
+    root = git_root(Path(folder))
+    if root is None:
+        raise UsageError(f"{scope.id} names a folder in no git repository, and the host has no session there",
+                         hint=naming)
+    if path_key(str(root)) not in (path_key(folder), path_key(_real_folder(folder) or folder)):
+        raise UsageError(f"{scope.id} names a folder inside the repository {root}, not its root, and the host has "
+                         "no session there", hint=f"Did you mean {AUTO_PREFIX}{path_key(str(root))}? {naming}")
 
 
 def project_folders(history: SessionHistory) -> ProjectFolders:
@@ -476,6 +513,7 @@ class SearchProjectHistory:
         result = HistorySearchResult(request.query, mode, scope, [], 0, "disabled", max_tokens=budget, sync=report)
         if scope.is_home:
             result.message = HOME_REASONS.get(scope.reason or "", HOME_REASONS["no_location"])
+            _keyword_only(result, mode)
             self._settle_tokens(result)
             return result
         in_scope = sessions_in_scope(folders, sessions, scope)
@@ -489,6 +527,7 @@ class SearchProjectHistory:
             # query is noise (its nearest messages would be returned as if they answered).
             result.notes.append("the query has no word to search for (letters or digits, two or more)")
             self._report_status(scope, ids, result)
+            _keyword_only(result, mode)
             self._expand([], {}, request, limit, context, budget, result)
             return result
         per_side = max(CANDIDATES_PER_SIDE, limit)
@@ -501,12 +540,9 @@ class SearchProjectHistory:
         else:
             self._report_status(scope, ids, result)
         if mode == "semantic" and semantic is None:
-            result.notes.append("semantic search is not available here; keyword results instead")
-            result.mode = "keyword"
             keyword = _by_message(lambda k: self.index.keyword_search(query, ids, k), per_side)
-        elif mode == "hybrid" and semantic is None:
-            result.mode = "keyword"
-            result.notes.append(f"semantic side {result.semantic_status}: keyword results only")
+        if semantic is None:
+            _keyword_only(result, mode)
         semantic = semantic or []
         titles = {s.id: s.title for s in in_scope}
         weights = (1.0, 1.0)
@@ -572,7 +608,7 @@ class SearchProjectHistory:
                 result.notes.append(f"{total - done} of {total} message parts have no vector yet; "
                                     "semantic hits come from the others")
             if embedder.coverage(query) < COVERAGE_THRESHOLD:
-                result.notes.append("the embedding model does not read the query's language; keyword side only")
+                result.notes.append("the embedding model does not read the query's language")
                 return None
             vector = embedder.embed_query(query)
             return _by_message(lambda k: self.index.vector_search(signature, vector, ids, k), per_side)
@@ -658,8 +694,10 @@ class SearchProjectHistory:
             candidates.append((HistoryResult(
                 match.session_id, titles.get(match.session_id), match.message_id, own[0].role,
                 excerpt(match.content, words, DEFAULT_SNIPPET_CHARS), source, timestamp_text(own[0].timestamp), score,
-                before=[_neighbour(m) for m in window if m.id < match.message_id],
-                after=[_neighbour(m) for m in window if m.id > match.message_id],
+                # The store skips neighbours without text; a plugin store that returns them
+                # still has them left out here (then fewer than asked for).
+                before=[_neighbour(m) for m in window if m.id < match.message_id and (m.content or "").strip()],
+                after=[_neighbour(m) for m in window if m.id > match.message_id and (m.content or "").strip()],
             ), match.content))
         notes = list(result.notes)
 
@@ -747,6 +785,24 @@ hits are joined; the exact count of the whole response decides the rest."""
 
 MAX_CANDIDATES = 4_000
 """The most message parts one side of a search reads while collecting distinct messages."""
+
+
+_SEMANTIC_WHY = frozenset({"disabled", "consent_required", "indexing", "unavailable"})
+"""The ``semantic_status`` values that explain by themselves why the semantic side did not run."""
+
+
+def _keyword_only(result: HistorySearchResult, requested: str) -> None:
+    """Record that the semantic side did not take part in ``result`` (any answer: a search, a
+    Home answer, a query without words): ``mode`` becomes ``keyword`` and, when ``requested``
+    asked for the semantic side, one note says so, the same in every case: ``semantic side
+    <why>: keyword results only``, ``<why>`` being ``semantic_status`` when it explains it, else
+    ``skipped`` (the vectors are there, but this query or scope does not use them; another note
+    says why)."""
+    result.mode = "keyword"
+    if requested != "keyword":
+        status = result.semantic_status
+        why = status if status in _SEMANTIC_WHY else "skipped"
+        result.notes.append(f"semantic side {why}: keyword results only")
 
 
 def _by_message(search: Callable[[int], list[HistoryMatch]], wanted: int) -> list[HistoryMatch]:
@@ -853,6 +909,7 @@ __all__ = [
     "SearchProjectHistory",
     "SyncHistory",
     "SyncReport",
+    "check_repository",
     "embed_history_batch",
     "index_project_history",
     "message_chunks",

@@ -418,12 +418,21 @@ def _pairs(table: str) -> tuple[tuple[str, str | None], ...]:
 @dataclass(frozen=True, slots=True)
 class HistorySchema:
     """The host's table and column names (:data:`SCHEMA_DEFAULTS`), one ``(field, name)`` tuple
-    per table (tuples keep the config hashable); read them with :meth:`table`."""
+    per table (tuples keep the config hashable); read them with :meth:`table`. ``configured``:
+    the tables whose names the configuration set (by key, sorted), so a reader can tell a
+    registry the user named, which must exist, from the default one a host may not keep."""
 
     sessions: tuple[tuple[str, str | None], ...] = _pairs("sessions")
     messages: tuple[tuple[str, str | None], ...] = _pairs("messages")
     projects: tuple[tuple[str, str | None], ...] = _pairs("projects")
     project_folders: tuple[tuple[str, str | None], ...] = _pairs("project_folders")
+    configured: tuple[str, ...] = ()
+
+    @property
+    def registry_configured(self) -> bool:
+        """Whether the configuration named the ``projects`` or ``project_folders`` table or a
+        column of them: the host is then expected to keep that registry."""
+        return bool({"projects", "project_folders"} & set(self.configured))
 
     def table(self, name: str) -> dict[str, str | None]:
         """The ``field -> name`` mapping of one table (``sessions``, ``messages``, ``projects``,
@@ -431,7 +440,8 @@ class HistorySchema:
         return dict(getattr(self, name))
 
     def signature(self) -> str:
-        """A stable text of every name, for our index's identity."""
+        """A stable text of every name, for our index's identity (``configured`` is no name:
+        it changes nothing that is read)."""
         return ";".join(f"{t}." + ",".join(f"{k}={v}" for k, v in sorted(self.table(t).items()))
                         for t in SCHEMA_DEFAULTS)
 
@@ -475,4 +485,5 @@ def history_schema(value: Any, prefix: str = "knowledgebase.history.schema") -> 
     if unknown_tables:
         raise ConfigError(f"{prefix}: unknown table {unknown_tables[0]!r}",
                           hint=f"The tables are: {', '.join(SCHEMA_DEFAULTS)}.")
-    return HistorySchema(**{t: tuple(names.items()) for t, names in tables.items()})
+    configured = tuple(sorted(t for t in SCHEMA_DEFAULTS if value.get(t)))
+    return HistorySchema(**{t: tuple(names.items()) for t, names in tables.items()}, configured=configured)

@@ -723,8 +723,10 @@ class SessionHistory(Protocol):
     def window(self, session_id: str, message_id: int, before: int, after: int,
                roles: Sequence[str] = ()) -> list[HostMessage]:
         """Up to ``before`` messages of ``roles`` (every role when empty) preceding ``message_id``
-        in its session, the message itself when it still exists (whatever its role), and up to
-        ``after`` following, by increasing id."""
+        in its session, the message itself when it still exists (whatever its role and content),
+        and up to ``after`` following, by increasing id. Neighbours without text (empty or
+        whitespace only, ``str.strip``: a turn that only called tools) are skipped, so the ones
+        returned are the nearest messages with text."""
         ...
 
     def close(self) -> None:

@@ -1087,19 +1087,21 @@ class Workspace:
         """``project_history_search`` (seed 003): search one project's history in the host's
         session store (``knowledgebase.history``), picking up new messages first.
 
-        The project is that of ``session_id`` (the conversation's session in the host), else
-        ``project`` (a project id or name of the host's registry, or ``git:<folder>``), else that of
-        the folder ``cwd`` (its registered project, else its git repository). One of the three is
-        required (the process's working directory is never looked at: pass ``os.getcwd()`` to
-        behave as the CLI). A conversation in no project gets an empty result with the reason.
+        The project is that of ``session_id`` (the conversation's session in the host), or
+        ``project`` (a project id or name of the host's registry, or ``git:<folder>``; not both),
+        else that of the folder ``cwd`` (its registered project, else its git repository; the
+        conversation's location, used only when neither is given). One of the three is required
+        (the process's working directory is never looked at: pass ``os.getcwd()`` to behave as
+        the CLI). A conversation in no project gets an empty result with the reason.
         ``mode``: ``hybrid`` (default), ``keyword`` or ``semantic``; ``limit`` hits (default
         ``knowledgebase.history.limit``); ``context`` neighbouring messages on each side;
         ``max_tokens`` the budget of the whole response (o200k tokens). ``to_json()`` gives seed
         003's response object.
 
         Raises:
-            UsageError: no scope given, an unknown mode or project, an empty query, a number out of
-                range.
+            UsageError: no scope given, both ``session_id`` and ``project``, an unknown mode or
+                project (``git:<folder>`` included: a folder that is no repository root here and
+                that no session is in), an empty query, a number out of range.
             HistoryUnavailableError: the host's store cannot be read.
             StoreError: our history index cannot be written.
         """
@@ -1118,6 +1120,11 @@ class Workspace:
         for name, value in (("session_id", session_id), ("project", project)):
             if value is not None and not value.strip():
                 raise UsageError(f"{name} is empty", hint=f"Leave {name} out, or give one.")
+        if session_id and project:
+            # Two names for the project to search: refused rather than one silently ignored.
+            raise UsageError("give session_id or project, not both",
+                             hint="session_id (--session) searches the conversation's own project, project "
+                                  "(--project) a named one; cwd is used only when neither is given.")
         if not (session_id or project or (cwd is not None and os.fspath(cwd).strip())):
             raise UsageError("history_search needs the conversation's session_id, a project, or a cwd",
                              hint="Pass cwd=os.getcwd() to search the project of the current folder.")
@@ -1169,6 +1176,9 @@ class Workspace:
         host = {"projects": len(history.projects()), "sessions": len(history.sessions()),
                 "messages": sum(stat.messages for stat in stats.values())}
         notes = []
+        if not host["projects"]:
+            notes.append("the host's project registry is empty or absent: sessions belong to their git repository, "
+                         "or to no project")
         if not host["messages"]:
             notes.append(f"the host store has no message of the roles indexed ({', '.join(settings.roles) or 'any'}); "
                          "check knowledgebase.history.roles")

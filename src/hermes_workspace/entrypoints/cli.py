@@ -427,7 +427,7 @@ def history_search_command(
     max_tokens: str | None = None,
 ) -> _Output:
     """Search the project's earlier sessions (knowledgebase.history): which project is the
-    conversation's, from --session, else --project, else the working directory.
+    conversation's, from --session or --project (one of them), else --cwd or the working directory.
 
     Prints seed 003's response object: project, results (session_id, @session link, title,
     message_id, snippet, score_source, when, neighbouring messages), sessions_in_scope,
@@ -442,11 +442,13 @@ def history_search_command(
         hybrid (keywords and meaning, fused), keyword (exact words, symbols, error codes) or
         semantic (the same question in other words).
     session
-        The conversation's session id in the host: its project is searched.
+        The conversation's session id in the host: its project is searched (not with --project).
     project
-        A project id or name of the host's registry, or git:<folder> for a repository.
+        A project id or name of the host's registry, or git:<folder> for a repository (the folder
+        holding .git).
     cwd
-        Search the project of this folder instead of the working directory.
+        Search the project of this folder instead of the working directory (not with --session or
+        --project).
     limit
         Most hits (default knowledgebase.history.limit, 10).
     context
@@ -455,6 +457,13 @@ def history_search_command(
         Most tokens of the whole response (o200k_base; default knowledgebase.history.max_tokens, 3200).
     """
     text = " ".join(query)
+    given = [flag for flag, value in (("--session", session), ("--project", project), ("--cwd", cwd))
+             if value is not None]
+    if len(given) > 1:
+        # Each names the project to search: refused rather than all but one silently ignored.
+        raise UsageError(f"{' and '.join(given)} cannot be used together",
+                         hint="--session searches the conversation's own project, --project a named one, --cwd "
+                              "the project of a folder (default: the working directory's); give one.")
     with _workspace() as ws:
         result = ws.history_search(
             text, mode=mode, session_id=session, project=project, cwd=cwd if cwd is not None else (_cwd() or "/"),

@@ -323,7 +323,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         description=(
             "Recall what was said in EARLIER SESSIONS OF THE SAME PROJECT (the host application's session "
             "history, read-only): decisions, fixes, error messages, plans. The project is that of `session_id` "
-            "(pass the current conversation's session id when you know it), else `project`, else the "
+            "(pass the current conversation's session id when you know it) or `project` (not both), else the "
             "conversation's `working_directory`. Only that project's sessions are searched; a conversation in "
             "no project gets `results: []` with `project.reason` and a `message`, never other projects' "
             "history. Each result has `session_id`, `link` (@session:<id>), `title`, `message_id`, `role`, "
@@ -341,9 +341,10 @@ TOOLS: tuple[ToolSpec, ...] = (
                          "description": "hybrid (default), keyword or semantic."},
                 "session_id": {"type": "string", "minLength": 1,
                                "description": "The current conversation's session id in the host: its project is "
-                               "searched."},
+                               "searched. Not with project."},
                 "project": {"type": "string", "minLength": 1,
-                            "description": "A project id or name of the host's registry, or git:<folder>."},
+                            "description": "A project id or name of the host's registry, or git:<folder> (a "
+                            "repository's root). Not with session_id."},
                 "working_directory": {"type": "string", "minLength": 1,
                                       "description": "The conversation's working directory (absolute); default: "
                                       "the server's."},
