@@ -207,15 +207,18 @@ def test_other_failures_keep_the_paths_and_the_watch_going() -> None:
     assert summary.failed_runs == 1
 
 
-def test_changed_roots_restart_the_feed_on_the_new_roots_with_a_full_run() -> None:
+def test_changed_roots_restart_the_feed_on_the_new_roots_with_a_full_run(tmp_path: Path) -> None:
     clock, runs = Clock(), Runs()
-    config = {"stamp": 1, "roots": [Root(ROOT, recursive=True, primary=True)]}
-    new_root = Root(Path("/w/new"), recursive=True)
+    primary = tmp_path / "notes"
+    primary.mkdir()
+    (tmp_path / "new").mkdir()
+    config = {"stamp": 1, "roots": [Root(primary, recursive=True, primary=True)]}
+    new_root = Root(tmp_path / "new", recursive=True)
 
     def edit_config() -> list[FileChange]:
         clock.now = 1005.0
         config["stamp"] = 2
-        config["roots"] = [Root(ROOT, recursive=True, primary=True), new_root]
+        config["roots"] = [Root(primary, recursive=True, primary=True), new_root]
         return []
 
     feed = ScriptedChangeFeed([at(clock, 2.0), edit_config, at(clock, 6.0),  # the new feed: a full run
@@ -223,11 +226,26 @@ def test_changed_roots_restart_the_feed_on_the_new_roots_with_a_full_run() -> No
     use_case, batches = watcher(clock, runs, [], feed=feed, roots=lambda: list(config["roots"]),
                                 config_stamp=lambda: config["stamp"])
     summary = use_case.execute(threading.Event())
-    assert [r.path for r in feed.calls[0]] == [ROOT]
-    assert [r.path for r in feed.calls[1]] == [ROOT, new_root.path]
+    assert [r.path for r in feed.calls[0]] == [primary]
+    assert [r.path for r in feed.calls[1]] == [primary, new_root.path]
     assert [b.reason for b in batches] == ["roots_changed", "changes"]
     assert runs.changed == [[new_root.path / "n.md"]]
-    assert summary.config_reloads == 1 and summary.roots == [str(ROOT), str(new_root.path)]
+    assert summary.config_reloads == 1 and summary.roots == [str(primary), str(new_root.path)]
+
+
+def test_the_feed_watches_only_the_roots_found_and_a_root_it_says_went_restarts_it(tmp_path: Path) -> None:
+    # Trial (under load): a root deleted after the watch looked at it and made again (same inode
+    # number) before its feed began stayed unwatched: nothing told the new folder from the old.
+    # The feed is given the roots found, and says a given one that is gone as deleted.
+    clock, runs = Clock(), Runs()
+    repo, absent = tmp_path / "repo", tmp_path / "absent"
+    repo.mkdir()
+    feed = ScriptedChangeFeed([at(clock, 0.0, FileChange(repo, "deleted")), at(clock, 1.0), at(clock, 2.0)])
+    use_case, batches = watcher(clock, runs, [], feed=feed, catch_up=True,
+                                roots=lambda: [Root(repo, recursive=True), Root(absent, recursive=True)])
+    use_case.execute(threading.Event())
+    assert [[r.path for r in call] for call in feed.calls] == [[repo], [repo]]
+    assert [b.reason for b in batches] == ["catch_up", "roots_changed"]
 
 
 @pytest.mark.parametrize("edit", [{"profile": "code"}, {"extensions": (".py",)}, {"max_file_size": 10},

@@ -270,8 +270,9 @@ class FilesystemSource:
       link to a directory is followed in recursive roots only. A directory whose (st_dev, st_ino)
       is already on the current walk chain yields ``DiscoveryProblem(error_type="SymlinkLoop")``
       and is not entered. Two links to the same (non-ancestor) directory are both walked;
-    - a dangling link or a file that vanished before its stat yields a problem with
-      ``error_type="FileNotFoundError"``; a directory that cannot be listed one with the
+    - a dangling link yields a problem with ``error_type="FileNotFoundError"``; a file or folder
+      deleted between its listing and its stat (or listing) is left out, as if the walk came
+      later (the index then prunes it); a directory that cannot be listed one with the
       exception's class name (``"PermissionError"``); a link that loops on itself
       (``ELOOP``) ``"SymlinkLoop"``. The walk always goes on.
 
@@ -428,7 +429,8 @@ class FilesystemSource:
                 is_symlink = entry.is_symlink()
                 is_dir = entry.is_dir()  # follows symlinks; False for a dangling link
             except OSError as exc:
-                yield _problem(Path(entry.path), configured, exc)
+                if not _gone(exc, entry.path):
+                    yield _problem(Path(entry.path), configured, exc)
                 continue
 
             if is_dir and not recursive:
@@ -458,7 +460,8 @@ class FilesystemSource:
                 try:
                     dir_stat = os.stat(entry.path)
                 except OSError as exc:
-                    yield _problem(Path(entry.path), configured, exc)
+                    if not _gone(exc, entry.path):
+                        yield _problem(Path(entry.path), configured, exc)
                     continue
                 key = (dir_stat.st_dev, dir_stat.st_ino)
                 if key in places.internal_keys:
@@ -481,7 +484,8 @@ class FilesystemSource:
                     try:
                         children = _list_dir(entry.path)
                     except OSError as exc:
-                        yield _problem(Path(entry.path), configured, exc)
+                        if not _gone(exc, entry.path):
+                            yield _problem(Path(entry.path), configured, exc)
                         continue
                     nested, nested_problems = _load_nested_rules(children, nested_name, configured)
                 child_prefix = rel + "/"
@@ -500,7 +504,8 @@ class FilesystemSource:
             try:
                 file_stat = os.stat(entry.path)
             except OSError as exc:
-                yield _problem(path, configured, exc)
+                if not _gone(exc, entry.path):
+                    yield _problem(path, configured, exc)
                 continue
             if not stat.S_ISREG(file_stat.st_mode):
                 continue
@@ -910,6 +915,14 @@ def _read_ignore_file(
         for number, line, reason in rules.invalid_lines
     ]
     return rules, problems
+
+
+def _gone(exc: OSError, path: str) -> bool:
+    """Whether ``exc`` says that ``path``, listed a moment ago, was deleted since (`rm -rf` or a
+    `git checkout` while the walk runs): then it is simply not there, as if the walk had come
+    later, and the index prunes it, rather than a problem that keeps its records as unreadable.
+    A dangling link is still there (as a link) and stays a problem."""
+    return isinstance(exc, FileNotFoundError) and not os.path.lexists(path)
 
 
 def _problem(path: Path, root: Path, exc: OSError, *, suffix: str = "") -> DiscoveryProblem:

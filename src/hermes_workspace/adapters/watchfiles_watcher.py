@@ -96,6 +96,10 @@ class WatchfilesChangeFeed:
             WatchLimitError: the inotify watch limit (or the open-files limit) is reached.
             WorkspaceError: another OS error while setting up or running a watch.
         """
+        # A root given but no folder now went between the caller's look and this one: said as
+        # its deletion, so that the caller watches again once it is back (were it made again
+        # meanwhile, possibly with the same inode number, nothing else would tell).
+        missing = [FileChange(r.path, "deleted") for r in roots if not os.path.isdir(r.path)]
         groups = {
             recursive: sorted({str(r.path) for r in roots if r.recursive == recursive and os.path.isdir(r.path)})
             for recursive in (True, False)
@@ -113,7 +117,7 @@ class WatchfilesChangeFeed:
             # A first, empty batch once the watches had time to be set up: the caller's catch-up
             # run then sees every later change as an event.
             time.sleep(_STARTUP_SECONDS)
-            yield []
+            yield missing
             while not stop.is_set():
                 try:
                     item = inbox.get(timeout=timeout_seconds)
@@ -133,7 +137,7 @@ class WatchfilesChangeFeed:
         from watchfiles import Change, watch
 
         kinds = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
-        while not halt.is_set():
+        while not halt.is_set() and paths:
             try:
                 for changes in watch(*paths, watch_filter=None, debounce=self.group_ms, step=self.step_ms,
                                      stop_event=halt, rust_timeout=_NO_TIMEOUT_MS, yield_on_timeout=False,
@@ -146,6 +150,13 @@ class WatchfilesChangeFeed:
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 if halt.is_set():
                     return
+                gone = [path for path in paths if not os.path.isdir(path)]
+                if isinstance(exc, FileNotFoundError) and gone:
+                    # A root went while its watch was being set up: said as its deletion; the
+                    # others are watched on.
+                    inbox.put([FileChange(Path(path), "deleted") for path in gone])
+                    paths = [path for path in paths if path not in gone]
+                    continue
                 folder = _undecodable_event(exc, paths)
                 if folder is None:
                     inbox.put(exc)

@@ -216,7 +216,12 @@ class WatchWorkspace:
         while not stop.is_set():
             restart = False
             self._watched = _existing(self._roots)
-            with closing(iter(self.feed.batches(self._roots, stop, timeout_seconds=self.tick_seconds))) as batches:
+            # Only the roots found: the feed reports one gone before its watch began as deleted
+            # (then a restart), else a folder made again with the same inode number would go
+            # unwatched, nothing here telling it from the one seen.
+            present = {path for path, _ in self._watched}
+            watching = [root for root in self._roots if root.path in present]
+            with closing(iter(self.feed.batches(watching, stop, timeout_seconds=self.tick_seconds))) as batches:
                 ended = True
                 for batch in batches:
                     if batch:

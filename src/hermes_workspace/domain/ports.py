@@ -652,9 +652,11 @@ class ChangeFeed(Protocol):
         feed's own short debounce. An empty batch is yielded when ``timeout_seconds`` pass
         without a change, so that the caller can do its periodic work between events. Ends
         soon (within about ``timeout_seconds``) after ``stop.is_set()`` becomes true, or when
-        the caller closes the iterator. A root that does not exist (or is not a folder) is left
-        out; when none is left, only the empty timeout batches come. The first batch (possibly
-        empty) comes once the watches are set up: a change after it is reported.
+        the caller closes the iterator. A root that does not exist (or is not a folder) when
+        its watch is set up is left out and reported as deleted (``FileChange(root,
+        "deleted")``): the caller gives only the roots it found, and must learn that one went
+        in between; when none is left, only the empty timeout batches come. The first batch
+        (possibly empty) comes once the watches are set up: a change after it is reported.
 
         Raises:
             WorkspaceError: the operating system refuses to watch (e.g. the inotify watch limit
