@@ -157,6 +157,17 @@ def test_the_command_line_builds_and_prints_the_config(tmp_path: Path, capsys: p
     assert "exists" in capsys.readouterr().err
 
 
+def test_the_command_line_creates_the_database_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Trial: the README's `~/hermes-try/state.db` on a machine without that folder gave a traceback.
+    target, projects = tmp_path / "new" / "state.db", tmp_path / "other" / "projects.db"
+    assert main([str(target), "--projects-db", str(projects), "--messages", "800"]) == 0
+    assert rows(target, "SELECT count(*) FROM messages") == [(800,)] and projects.exists()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x")
+    assert main([str(blocked / "state.db"), "--messages", "800"]) == 1
+    assert "error:" in capsys.readouterr().err
+
+
 def test_base_puts_the_folders_under_it_and_creates_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from hermes_workspace.adapters.filesystem_probe import git_root
     from hermes_workspace.adapters.sqlite_session_history import SqliteSessionHistory

@@ -790,13 +790,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = Path(os.path.abspath(args.base)) if args.base is not None else None
     began = time.perf_counter()
     try:
+        for database in (args.path, args.projects_db):
+            if database is not None:
+                database.parent.mkdir(parents=True, exist_ok=True)  # `~/hermes-try/state.db` on a new machine
         summary = populate(args.path, projects_path=args.projects_db, projects=args.projects,
                            sessions=args.sessions, messages=args.messages, seed=args.seed,
                            wal=not args.rollback_journal, project_id_column=not args.no_project_id,
                            base=str(base) if base is not None else "/home/dev")
         if base is not None:
             create_folders(summary, base)
-    except (FileExistsError, ValueError, OSError) as exc:
+    except (FileExistsError, ValueError, OSError, apsw.Error) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     for line in summary.describe():
