@@ -227,3 +227,28 @@ def test_a_root_written_through_a_symlink_keeps_its_name_on_every_hit(home: Path
         hits = ws.search("kakapo", roots=["linked"])
         assert [(h.path, h.root_name) for h in hits] == [(real / "a.md", "linked")]
         assert ws.search("kakapo", cwd=tmp_path / "link").scope["home"] == "linked"
+
+
+def test_an_unavailable_root_s_hits_leave_no_note_behind(home: Path, tmp_path: Path) -> None:
+    # Trial: with a root's folder gone, `search --envelope` said "4 hit(s) come after the others
+    # because their file already has 3 hits above them" beside no hit at all: the per-file cap
+    # ran on hits that the unavailable root's filter then dropped.
+    import shutil
+
+    gone, kept = tmp_path / "gone", tmp_path / "kept"
+    gone.mkdir()
+    kept.mkdir()
+    sections = "\n\n".join(f"## Part {i}\n\n" + "the executor pool runs tasks. " * 40 for i in range(8))
+    (gone / "big.md").write_text(f"# Big\n\n{sections}\n")
+    (kept / "small.md").write_text("# Small\n\nthe executor is elsewhere\n")
+    with Workspace.open(home) as ws:
+        ws.add_root(gone, recursive=True)
+        ws.add_root(kept, recursive=True)
+        ws.index()
+        before = ws.search("executor pool", all_roots=True, limit=10)
+        assert sum(hit.path.name == "big.md" for hit in before) > 3
+        assert any("come after the others" in note for note in before.notes)
+        shutil.rmtree(gone)
+        after = ws.search("executor pool", all_roots=True, limit=10)
+    assert [hit.path.name for hit in after] == ["small.md"]
+    assert not any("come after the others" in note for note in after.notes)

@@ -357,20 +357,23 @@ class SearchWorkspace:
         self._retrieve_keyword(search)
         # Fusion: one ranked list.
         self._fuse(search)
-        if has_cjk(text):
-            search.notes.append(CJK_NOTE)
-        # Rerank, between the identifier tiers and the per-file cap that no later sort may undo.
-        self._identifiers_first(search)
-        self._collapse_duplicates(search)
-        self._rerank(search)
-        # Finish: the per-file cap, then the cut to `limit`; each hit names its root.
-        self._cap_per_file(search)
+        # Each hit names its root; the roots not asked for, or unavailable, go now: the tiers,
+        # duplicates, reranker and per-file cap then deal with the hits served only (a cap note
+        # about hits nobody gets, or a served copy folded into a dropped one, otherwise).
         search.hits = [self._with_root_name(hit) for hit in search.hits]
         if selected is not None:
             names = {root.name for root in selected}
             search.hits = [hit for hit in search.hits if hit.root_name in names]
         if unavailable:
             search.hits = [hit for hit in search.hits if hit.root_name not in unavailable]
+        if has_cjk(text):
+            search.notes.append(CJK_NOTE)
+        # Rerank, between the identifier tiers and the per-file cap that no later sort may undo.
+        self._identifiers_first(search)
+        self._collapse_duplicates(search)
+        self._rerank(search)
+        # Finish: the per-file cap, then the cut to `limit`.
+        self._cap_per_file(search)
         return search.results(), search.pending
 
     def _with_root_name(self, hit: SearchHit) -> SearchHit:
