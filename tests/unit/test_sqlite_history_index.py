@@ -8,7 +8,6 @@ import importlib.util
 import json
 import os
 import random
-import shutil
 import stat
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from hermes_workspace.domain.errors import EmbedderUnavailableError, StoreError,
 from hermes_workspace.domain.history import MessageChunk, SessionStat, content_hash
 from hermes_workspace.domain.query import parse_query
 from hermes_workspace.domain.semantic import unit
+from tests.e2e.test_readonly_home import _without_write_permission
 from tests.store_files import integrity
 
 SIG = "test:model"
@@ -416,18 +416,6 @@ def test_two_objects_on_one_file_see_each_others_commits(db_path: Path) -> None:
         assert found(second, "server", ["s"]) == [("s", 1)]
         second.reset("host:v2")
         assert first.source == "host:v2" and first.counts()["chunks"] == 0
-
-
-def _without_write_permission(argv: list[str]) -> list[str]:
-    """``argv`` run so that file permissions apply (as root: through setpriv without the
-    capabilities that bypass them)."""
-    if os.geteuid() != 0:
-        return argv
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: permissions cannot be enforced")
-    caps = "-dac_override,-dac_read_search"
-    return [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", *argv]
 
 
 _OPEN_AND_WRITE = """
