@@ -99,9 +99,10 @@ class WatchfilesChangeFeed:
         # A root given but no folder now went between the caller's look and this one: said as
         # its deletion, so that the caller watches again once it is back (were it made again
         # meanwhile, possibly with the same inode number, nothing else would tell).
-        missing = [FileChange(r.path, "deleted") for r in roots if not os.path.isdir(r.path)]
+        folders = [r for r in roots if os.path.isdir(r.path)]
+        missing = [FileChange(r.path, "deleted") for r in roots if r not in folders]
         groups = {
-            recursive: sorted({str(r.path) for r in roots if r.recursive == recursive and os.path.isdir(r.path)})
+            recursive: sorted({str(r.path) for r in folders if r.recursive == recursive})
             for recursive in (True, False)
         }
         halt = _Halt(stop)
